@@ -1,0 +1,85 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Pool } from './db/pool.js';
+
+export interface Account {
+  id: string;
+  name: string;
+  licenseCode: string;
+}
+
+export interface CreatedAccount extends Account {
+  /** Shown once at creation; only its hash is stored. */
+  accessToken: string;
+}
+
+const insertAccount = 'INSERT INTO accounts (id, name, license_code, token_hash) VALUES ($1, $2, $3, $4)';
+const selectByLicense = 'SELECT id, name, license_code, token_hash FROM accounts WHERE license_code = $1';
+
+export function hashToken(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Equal-time comparison of a presented secret with a stored hash. */
+export function tokenMatches(presented: string, storedHash: Buffer): boolean {
+  const presentedHash = hashToken(presented);
+  return presentedHash.length === storedHash.length && timingSafeEqual(presentedHash, storedHash);
+}
+
+export async function createAccount(pool: Pool, name: string): Promise<CreatedAccount> {
+  const account = {
+    id: randomUUID(),
+    name,
+    licenseCode: randomBytes(12).toString('hex'),
+    accessToken: `trk_${randomBytes(32).toString('base64url')}`,
+  };
+  await pool.query(insertAccount, [account.id, account.name, account.licenseCode, hashToken(account.accessToken)]);
+  return account;
+}
+
+interface CachedAccount {
+  account: Account | null;
+  tokenHash: Buffer;
+  expiresAt: number;
+}
+
+// Compared against when the license code is unknown, so that both cases take the same time.
+const unknownAccountHash = hashToken(randomBytes(32).toString('hex'));
+
+/**
+ * Finds the account of a license code and checks its token. Lookups are cached briefly: the hot path
+ * needs no query, and a rotated token takes effect within `ttlMs` in every process.
+ */
+export class AccountDirectory {
+  private readonly cache = new Map<string, CachedAccount>();
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly ttlMs = 30_000,
+  ) {}
+
+  async authenticate(licenseCode: string, token: string): Promise<Account | null> {
+    const entry = await this.lookup(licenseCode);
+    const matches = tokenMatches(token, entry.tokenHash);
+    return matches ? entry.account : null;
+  }
+
+  async byLicense(licenseCode: string): Promise<Account | null> {
+    return (await this.lookup(licenseCode)).account;
+  }
+
+  private async lookup(licenseCode: string): Promise<CachedAccount> {
+    const now = Date.now();
+    const cached = this.cache.get(licenseCode);
+    if (cached && cached.expiresAt > now) return cached;
+    const { rows } = await this.pool.query<{ id: string; name: string; license_code: string; token_hash: Buffer }>(selectByLicense, [
+      licenseCode,
+    ]);
+    const row = rows[0];
+    const entry: CachedAccount = row
+      ? { account: { id: row.id, name: row.name, licenseCode: row.license_code }, tokenHash: row.token_hash, expiresAt: now + this.ttlMs }
+      : { account: null, tokenHash: unknownAccountHash, expiresAt: now + Math.min(this.ttlMs, 5_000) };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(licenseCode, entry);
+    return entry;
+  }
+}

@@ -1,0 +1,35 @@
+import { resolve } from 'node:path';
+
+export interface Config {
+  /** Postgres for read models, registries and the event store; unset means the embedded server. */
+  databaseUrl: string | undefined;
+  /** Where the embedded server keeps its data. */
+  dataDir: string;
+  port: number;
+  adminToken: string | undefined;
+  /** Requests per minute per account on productsevents, shared by every process. */
+  productEventsPerMinute: number;
+  /** Requests per minute per account on each other ingest endpoint, per process. */
+  otherEndpointsPerMinute: number;
+  logLevel: string;
+}
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got '${raw}'`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: resolve(env.DATA_DIR || './data'),
+    port: intSetting(env, 'PORT', 3000),
+    adminToken: env.ADMIN_TOKEN || undefined,
+    productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
+    otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

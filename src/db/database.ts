@@ -1,0 +1,37 @@
+import pg from 'pg';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { startEmbeddedPostgres } from './embedded.js';
+import { withDatabase } from './pool.js';
+
+export interface Database {
+  url: string;
+  /** Stops the embedded server, if this process started one. */
+  stop(): Promise<void>;
+}
+
+const embeddedDatabaseName = 'tracking';
+
+async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** DATABASE_URL when set; otherwise the embedded server, started now, with its own database. */
+export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined };
+  const server = await startEmbeddedPostgres(config.dataDir, log);
+  try {
+    await ensureDatabase(server.url, embeddedDatabaseName);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return { url: withDatabase(server.url, embeddedDatabaseName), stop: () => server.stop() };
+}

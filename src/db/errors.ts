@@ -1,0 +1,19 @@
+/**
+ * Whether a database error means "the store cannot be reached or is going away" (answer 503)
+ * rather than a bug in a query (answer 500).
+ */
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+export function isUnavailableError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (unavailableCodes.has(code)) return true;
+    // 08: connection exception; 57P0x: admin/crash shutdown, cannot connect now; 53: insufficient
+    // resources; 55000 covers "database does not allow connections"; 3D000: database gone.
+    if (/^(08|57P0|53)/.test(code) || code === '55000' || code === '3D000') return true;
+  }
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+    error.message,
+  );
+}

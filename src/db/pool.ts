@@ -1,0 +1,22 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// int8 (bigint) columns come back as strings by default; positions fit in a JS number for any
+// realistic store (2^53 events), and numbers keep the replies and read models simple.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+
+export function createPool(connectionString: string, max = 20): Pool {
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5_000 });
+  // An idle client losing its connection must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Connection string of another database on the same server. */
+export function withDatabase(connectionString: string, database: string): string {
+  const url = new URL(connectionString);
+  url.pathname = `/${database}`;
+  return url.toString();
+}

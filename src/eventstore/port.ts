@@ -1,0 +1,59 @@
+/** Metadata carried by every stored event (DESIGN 4). */
+export interface EventMetadata {
+  trackId: string;
+  accountId: string;
+  receivedAt: string;
+  schemaVersion: number;
+  [key: string]: unknown;
+}
+
+export type EventType = 'UserUpserted' | 'ProfilesMerged' | 'EventTracked' | 'ProductSubmitted' | 'ProductEventTracked';
+
+export interface NewEvent {
+  id: string;
+  stream: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  metadata: EventMetadata;
+}
+
+export interface AppendedEvent {
+  id: string;
+  stream: string;
+  streamPosition: number;
+  globalPosition: number;
+  /** True when an event with this id was already stored: the append was an idempotent no-op for it. */
+  duplicate: boolean;
+}
+
+export interface RecordedEvent {
+  id: string;
+  stream: string;
+  streamPosition: number;
+  globalPosition: number;
+  type: EventType;
+  data: Record<string, unknown>;
+  metadata: EventMetadata;
+  recordedAt: string;
+}
+
+export interface ReadAllResult {
+  events: RecordedEvent[];
+  /** Opaque position to pass to the next read; unchanged when nothing new was read. */
+  checkpoint: string | null;
+}
+
+/**
+ * The event store port. `append` stores all of its events atomically, in order, and resolves only
+ * once they are durable. Events whose id is already stored are not stored again.
+ */
+export interface EventStore {
+  append(events: NewEvent[]): Promise<AppendedEvent[]>;
+  /** Events after `checkpoint` (null: from the start) in an order that never skips a late commit. */
+  readAll(checkpoint: string | null, limit: number): Promise<ReadAllResult>;
+  readStream(stream: string, fromPosition?: number, limit?: number): Promise<RecordedEvent[]>;
+  /** Throws when the store cannot accept appends. */
+  ping(): Promise<void>;
+  /** Waits for appends in flight, then releases resources. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,24 @@
+/** SQL of the Postgres event store adapter. */
+
+export const appendEvents = 'SELECT * FROM append_events($1::jsonb)';
+
+const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
+  recorded_at, transaction_id::text AS transaction_id`;
+
+/**
+ * Catch-up read. Rows are ordered by writing transaction, then position, and only rows of
+ * transactions older than every transaction still running are returned: a transaction that
+ * commits late can therefore never be passed over by a cursor that has moved on.
+ */
+export const readAllAfter = `SELECT ${recordedColumns} FROM events
+  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY transaction_id, global_position
+  LIMIT $3`;
+
+export const readStream = `SELECT ${recordedColumns} FROM events
+  WHERE stream_name = $1 AND stream_position >= $2
+  ORDER BY stream_position
+  LIMIT $3`;
+
+export const ping = 'SELECT 1';

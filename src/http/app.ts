@@ -1,0 +1,41 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Services } from '../services.js';
+import { adminRoutes } from './admin-routes.js';
+import { errorHandler, unknownPath } from './errors.js';
+import { ingestRoutes } from './ingest-routes.js';
+import { opsRoutes } from './ops-routes.js';
+
+/** Route label for metrics: the matched pattern's last part (users, users/bulk, ...), never the license code. */
+function endpointLabel(req: Request): string {
+  const path = (req.route as { path?: string } | undefined)?.path;
+  if (typeof path !== 'string') return 'unmatched';
+  return `${req.baseUrl.startsWith('/admin') ? 'admin' : ''}${path}`.replace(/^\//, '');
+}
+
+export interface AppOptions {
+  isShuttingDown?: () => boolean;
+}
+
+export function createApp(services: Services, options: AppOptions = {}): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const endpoint = endpointLabel(req);
+      services.metrics.requests.inc({ endpoint, status: String(res.statusCode) });
+      services.metrics.latency.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  });
+
+  app.use(opsRoutes(services, options.isShuttingDown ?? (() => false)));
+  app.use('/v1/accounts/:license', ingestRoutes(services));
+  app.use('/admin/v1', adminRoutes(services));
+  app.use(unknownPath);
+  app.use(errorHandler(services.log));
+  return app;
+}

@@ -1,0 +1,33 @@
+import type { NextFunction, Request, Response } from 'express';
+import { isUnavailableError } from '../db/errors.js';
+import { AppError, notFound, storeUnavailable } from '../errors.js';
+import type { Logger } from '../logger.js';
+
+export function sendError(res: Response, error: AppError): void {
+  res.status(error.status).set(error.headers);
+  if (error.form === 'item') res.json({ response: { status: 'error', message: error.message } });
+  else res.json({ error: error.message, code: error.status });
+}
+
+/** Unknown paths: form A JSON, never express's HTML page. */
+export function unknownPath(req: Request, _res: Response, next: NextFunction): void {
+  next(notFound(`no such endpoint: ${req.method} ${req.path.replace(/\/accounts\/[^/]+/, '/accounts/:license')}`));
+}
+
+/** Maps every error to a reply of DESIGN 7; the unexpected is logged and answered 500 without details. */
+export function errorHandler(log: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    let appError: AppError;
+    if (error instanceof AppError) appError = error;
+    else if (isUnavailableError(error)) {
+      log.warn({ err: error, route: req.route?.path }, 'store unavailable');
+      appError = storeUnavailable();
+    } else {
+      log.error({ err: error, route: req.route?.path }, 'unexpected error');
+      appError = new AppError(500, 'internal error', 'request', 'internal');
+    }
+    res.locals.rejectReason = appError.reason;
+    if (res.headersSent) return;
+    sendError(res, appError);
+  };
+}

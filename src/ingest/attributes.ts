@@ -1,0 +1,35 @@
+import { looksLikeDateTime, toUtcInstant } from './timestamps.js';
+
+export type AttributeType = 'number' | 'string' | 'boolean' | 'datetime';
+
+/**
+ * Type of a custom attribute value that passed the schema (string, number or boolean). A string in
+ * the form of an ISO date-time is a datetime (DESIGN 6).
+ */
+export function attributeType(value: string | number | boolean): AttributeType {
+  if (typeof value === 'number') return 'number';
+  if (typeof value === 'boolean') return 'boolean';
+  return looksLikeDateTime(value) ? 'datetime' : 'string';
+}
+
+export interface ClassifiedAttributes {
+  types: Record<string, AttributeType>;
+  /** UTC instants of the datetime attributes, keyed like `types`. */
+  instants: Record<string, string>;
+}
+
+/** Types of every custom attribute; throws a message naming the key for an impossible date. */
+export function classifyAttributes(attributes: Record<string, string | number | boolean>): ClassifiedAttributes | string {
+  const types: Record<string, AttributeType> = {};
+  const instants: Record<string, string> = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    const type = attributeType(value);
+    types[key] = type;
+    if (type === 'datetime') {
+      const instant = toUtcInstant(value as string);
+      if (instant === null) return `attributes.${key} is not a valid date-time: '${String(value)}'`;
+      instants[key] = instant;
+    }
+  }
+  return { types, instants };
+}

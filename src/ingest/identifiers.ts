@@ -1,0 +1,20 @@
+/**
+ * Identifiers that SDKs send by mistake (an unset variable printed as text, a placeholder) and
+ * that would otherwise merge unrelated people into one profile.
+ */
+const placeholderIds = new Set(['anonymous', 'null', 'undefined', '0', 'guest', '[object object]', 'nan', 'none']);
+
+/** A message naming the field when `value` is not a usable identity, otherwise null. */
+export function identityProblem(field: string, value: string): string | null {
+  const normalized = value.trim().toLowerCase();
+  if (normalized === '') return `${field} cannot be empty`;
+  if (placeholderIds.has(normalized)) return `${field} '${value}' is a placeholder, not an identity`;
+  return null;
+}
+
+/** Stream names carry the internal account id, never the license code (DESIGN 4). */
+export const streams = {
+  user: (accountId: string, userId: string): string => `user-${accountId}-${userId}`,
+  anonymous: (accountId: string, anonymousId: string): string => `anonymous-${accountId}-${anonymousId}`,
+  product: (accountId: string, productId: string): string => `product-${accountId}-${productId}`,
+};

@@ -1,0 +1,83 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
+import { schemasDir } from '../paths.js';
+import { dateTimeHint, toUtcInstant } from './timestamps.js';
+
+export type SchemaName = 'user' | 'event' | 'product' | 'product-event';
+
+// ajv-formats is CommonJS: under NodeNext its plugin is the `default` of the module object.
+const addFormats = ajvFormats.default;
+
+function fieldName(instancePath: string, property?: string): string {
+  const parts = instancePath.split('/').slice(1);
+  if (property !== undefined) parts.push(property);
+  return parts.reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
+}
+
+function typeWords(type: unknown): string {
+  const types = Array.isArray(type) ? type : [String(type)];
+  const words = types.map((t) => (t === 'integer' ? 'an integer' : t === 'null' ? 'null' : t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t}`));
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : (words[0] ?? '');
+}
+
+/** One readable message that names the field, from Ajv's first errors. */
+export function describeErrors(errors: ErrorObject[]): string {
+  const idRequired = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === '' && e.schemaPath === '#/anyOf');
+  if (idRequired) return 'userId or anonymousId is required';
+  const error = errors.find((e) => e.keyword === 'propertyNames') ?? errors[0];
+  if (!error) return 'invalid item';
+  const field = fieldName(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return `${fieldName(error.instancePath, String(params.missingProperty))} is required`;
+    case 'additionalProperties':
+      return `unknown field '${fieldName(error.instancePath, String(params.additionalProperty))}'`;
+    case 'propertyNames':
+      return `attribute key '${String(params.propertyName)}' is not allowed: keys use lowercase letters, digits and underscores and start with a letter (at most 100 characters)`;
+    case 'type':
+      return `${field} must be ${typeWords(params.type)}`;
+    case 'format':
+      return `${field} must be ${dateTimeHint}`;
+    case 'minLength':
+      return `${field} cannot be empty`;
+    case 'maxLength':
+      return `${field} must be at most ${String(params.limit)} characters`;
+    case 'maxProperties':
+      return `${field} must have at most ${String(params.limit)} properties`;
+    case 'minimum':
+    case 'maximum':
+      return `${field} must be an integer from -2147483648 to 2147483647`;
+    default:
+      return `${field || 'body'} ${error.message ?? 'is invalid'}`;
+  }
+}
+
+export type Validation = { ok: true } | { ok: false; message: string };
+
+/** The JSON Schemas of schemas/, compiled once. */
+export class Validator {
+  private readonly validators = new Map<SchemaName, ValidateFunction>();
+
+  constructor(dir = schemasDir) {
+    const ajv = new Ajv({ allErrors: false, strict: true, strictRequired: false, allowUnionTypes: true });
+    addFormats(ajv);
+    ajv.addFormat('iso-datetime', { type: 'string', validate: (value: string) => toUtcInstant(value) !== null });
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+      ajv.addSchema(JSON.parse(readFileSync(join(dir, file), 'utf8')) as object);
+    }
+    for (const name of ['user', 'event', 'product', 'product-event'] as const) {
+      const validate = ajv.getSchema(`${name}.json`);
+      if (!validate) throw new Error(`schemas/${name}.json is missing`);
+      this.validators.set(name, validate);
+    }
+  }
+
+  validate(name: SchemaName, item: unknown): Validation {
+    const validate = this.validators.get(name) as ValidateFunction;
+    if (validate(item)) return { ok: true };
+    return { ok: false, message: describeErrors(validate.errors ?? []) };
+  }
+}

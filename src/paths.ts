@@ -1,0 +1,7 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Compiled code lives in dist/src; the project root holds schemas/ and migrations/.
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const schemasDir = resolve(projectRoot, 'schemas');
+export const migrationsDir = resolve(projectRoot, 'migrations');

@@ -1,0 +1,43 @@
+import { AccountDirectory } from './accounts.js';
+import type { Config } from './config.js';
+import type { Pool } from './db/pool.js';
+import { PostgresEventStore } from './eventstore/postgres.js';
+import type { EventStore } from './eventstore/port.js';
+import { IngestRateLimits } from './http/rate-limit.js';
+import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
+import { IdentityMap } from './ingest/identity-map.js';
+import { IdempotencyKeys } from './ingest/track-ids.js';
+import { Validator } from './ingest/validation.js';
+import type { Logger } from './logger.js';
+import { Metrics } from './metrics.js';
+
+/** Everything the HTTP app needs, built once per process. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  metrics: Metrics;
+  store: EventStore;
+  validator: Validator;
+  registry: AttributeTypeRegistry;
+  identities: IdentityMap;
+  idempotency: IdempotencyKeys;
+  accounts: AccountDirectory;
+  rateLimits: IngestRateLimits;
+}
+
+export function createServices(config: Config, pool: Pool, log: Logger, metrics = new Metrics()): Services {
+  return {
+    config,
+    log,
+    pool,
+    metrics,
+    store: new PostgresEventStore(pool, { onBatch: (events) => metrics.appendBatchEvents.observe(events) }),
+    validator: new Validator(),
+    registry: new AttributeTypeRegistry(pool),
+    identities: new IdentityMap(pool),
+    idempotency: new IdempotencyKeys(pool),
+    accounts: new AccountDirectory(pool),
+    rateLimits: new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute),
+  };
+}

@@ -1,0 +1,127 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAccount } from '../../src/accounts.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createPool, type Pool } from '../../src/db/pool.js';
+import { createApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics.js';
+import { createServices, type Services } from '../../src/services.js';
+import { freshDatabase, type TestDatabase } from './database.js';
+
+export const adminToken = 'test-admin-token';
+
+export interface Credentials {
+  licenseCode: string;
+  accessToken: string;
+}
+
+export interface Reply<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface PostOptions {
+  /** The Authorization header as sent; default `Bearer <token>`. */
+  authorization?: string | null;
+  headers?: Record<string, string>;
+  /** Raw body text instead of JSON. */
+  raw?: string;
+}
+
+/** The HTTP app on a fresh database, served on a loopback port. */
+export class TestApp {
+  private constructor(
+    readonly baseUrl: string,
+    readonly services: Services,
+    readonly pool: Pool,
+    readonly database: TestDatabase,
+    private readonly server: Server,
+  ) {}
+
+  static async start(overrides: Partial<Config> = {}): Promise<TestApp> {
+    const database = await freshDatabase();
+    const config = { ...loadConfig({}), adminToken, port: 0, ...overrides };
+    const pool = createPool(database.url);
+    const services = createServices(config, pool, createLogger('silent'), new Metrics(false));
+    const app = createApp(services);
+    const server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const { port } = server.address() as AddressInfo;
+    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server);
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    await this.services.store.close();
+    await this.pool.end();
+    await this.database.drop();
+  }
+
+  async account(name = 'acme'): Promise<Credentials> {
+    const { licenseCode, accessToken } = await createAccount(this.pool, name);
+    return { licenseCode, accessToken };
+  }
+
+  async request<T = unknown>(method: string, path: string, body?: unknown, options: PostOptions = {}): Promise<Reply<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.authorization) headers.authorization = options.authorization;
+    if (body !== undefined || options.raw !== undefined) headers['content-type'] ??= 'application/json';
+    const response = await fetch(this.baseUrl + path, {
+      method,
+      headers,
+      body: options.raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: left as text for the assertion to show
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  }
+
+  /** POST to an ingest endpoint of `account` (`users`, `users/bulk`, `events`, ...). */
+  ingest<T = IngestReply>(account: Credentials, endpoint: string, body: unknown, options: PostOptions = {}): Promise<Reply<T>> {
+    const authorization = options.authorization === undefined ? `Bearer ${account.accessToken}` : options.authorization;
+    return this.request<T>('POST', `/v1/accounts/${account.licenseCode}/${endpoint}`, body, { ...options, authorization });
+  }
+
+  async events(): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<StoredEvent>(
+      `SELECT global_position, stream_name, stream_position, event_id, event_type, data, metadata
+       FROM events ORDER BY global_position`,
+    );
+    return rows;
+  }
+}
+
+export interface StoredEvent {
+  global_position: number;
+  stream_name: string;
+  stream_position: number;
+  event_id: string;
+  event_type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+export type IngestReply = {
+  response?: { status: string; trackID?: string; message?: string } | { status: string; trackID?: string; message?: string }[];
+  error?: string;
+  code?: number;
+};
+
+export interface SingleReply {
+  response: { status: string; trackID?: string; message?: string };
+}
+
+export interface BulkReply {
+  response: { status: string; trackID?: string; message?: string }[];
+}
