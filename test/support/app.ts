@@ -38,10 +38,15 @@ export class TestApp {
     readonly pool: Pool,
     readonly database: TestDatabase,
     private readonly server: Server,
+    private readonly ownsDatabase: boolean,
   ) {}
 
-  static async start(overrides: Partial<Config> = {}): Promise<TestApp> {
-    const database = await freshDatabase();
+  /**
+   * Starts the app on a fresh database, or on `shared.database` of another TestApp: two apps on one
+   * database behave like two processes of the service.
+   */
+  static async start(overrides: Partial<Config> = {}, shared?: { database: TestDatabase }): Promise<TestApp> {
+    const database = shared?.database ?? (await freshDatabase());
     const config = { ...loadConfig({}), adminToken, port: 0, ...overrides };
     const pool = createPool(database.url);
     const services = createServices(config, pool, createLogger('silent'), new Metrics(false));
@@ -50,7 +55,7 @@ export class TestApp {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as AddressInfo;
-    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server);
+    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared);
   }
 
   async stop(): Promise<void> {
@@ -60,7 +65,7 @@ export class TestApp {
     });
     await this.services.store.close();
     await this.pool.end();
-    await this.database.drop();
+    if (this.ownsDatabase) await this.database.drop();
   }
 
   async account(name = 'acme'): Promise<Credentials> {
