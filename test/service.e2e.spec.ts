@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { projectRoot } from '../src/paths.js';
+import { startService } from '../src/server.js';
+
+const adminToken = 'service-test-admin';
+
+async function post(base: string, path: string, body: unknown, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function storedTrackIds(databaseUrl: string): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>("SELECT metadata->>'trackId' AS id FROM events");
+    return new Set(rows.map((r) => r.id));
+  } finally {
+    await client.end();
+  }
+}
+
+async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i += 1) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('service did not become healthy');
+}
+
+describe('the service on its embedded database (e2e)', function () {
+  this.timeout(120_000);
+  let dataDir: string;
+
+  beforeEach(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'tracking-service-'));
+  });
+  afterEach(() => rm(dataDir, { recursive: true, force: true }));
+
+  const config = () => ({ ...loadConfig({}), databaseUrl: undefined, dataDir, port: 0, adminToken });
+
+  it('starts its own PostgreSQL in DATA_DIR, and keeps accounts and events across restarts', async () => {
+    const log = createLogger('silent');
+    const first = await startService(config(), log);
+    let base = `http://127.0.0.1:${first.port}`;
+    const account = await post(base, '/admin/v1/accounts', { name: 'persist' }, adminToken);
+    expect(account.status).to.equal(201);
+    const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
+    const queued = await post(base, `/v1/accounts/${licenseCode}/users`, { userId: 'u1', attributes: { plan: 'pro' } }, accessToken);
+    expect(queued.status).to.equal(200);
+    await first.stop();
+    expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).to.equal(false);
+
+    const second = await startService(config(), log);
+    try {
+      base = `http://127.0.0.1:${second.port}`;
+      const again = await post(base, `/v1/accounts/${licenseCode}/users`, { userId: 'u1', attributes: { plan: 1 } }, accessToken);
+      // The account and the registered type of `plan` survived the restart.
+      expect(again.body).to.deep.equal({ response: { status: 'error', message: "attribute 'plan' is registered as string and cannot be sent as number" } });
+      const response = queued.body.response as { trackID: string };
+      expect(await storedTrackIds(second.databaseUrl)).to.include(response.trackID);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('on SIGTERM answers the requests in flight, stores what it acknowledged, stops PostgreSQL and exits 0', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const child = spawn(process.execPath, [resolve(projectRoot, 'dist/src/main.js')], {
+      env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const base = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHealth(base, child);
+      const account = await post(base, '/admin/v1/accounts', { name: 'sigterm' }, adminToken);
+      const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
+      const inFlight = Array.from({ length: 40 }, (_, i) =>
+        post(base, `/v1/accounts/${licenseCode}/events`, { userId: `u${i}`, eventName: 'shutdown-test' }, accessToken).catch(() => null),
+      );
+      child.kill('SIGTERM');
+      const replies = await Promise.all(inFlight);
+      expect(await exited).to.equal(0);
+      expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).to.equal(false);
+
+      const acknowledged = replies.filter((r) => r?.status === 200).map((r) => (r?.body.response as { trackID: string }).trackID);
+      for (const reply of replies) if (reply) expect(reply.status).to.be.oneOf([200, 503]);
+      const restarted = await startService(config(), createLogger('silent'));
+      try {
+        const stored = await storedTrackIds(restarted.databaseUrl);
+        for (const trackId of acknowledged) expect(stored).to.include(trackId);
+      } finally {
+        await restarted.stop();
+      }
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});
