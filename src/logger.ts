@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -19,6 +19,7 @@ const redact = {
   censor: '[redacted]',
 };
 
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({ level, redact, base: { service: 'tracking-ingestion' } });
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
+  const options = { level, redact, base: { service: 'tracking-ingestion' } };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -39,10 +39,12 @@ export class AttributeTypeRegistry {
   }
 
   /**
-   * Checks the attribute types of several users (in request order) and registers the types of keys
-   * first seen here. A user rejected for a type conflict registers nothing.
+   * Checks the attribute types of several users (in request order) and, unless `claim` is false,
+   * registers the types of keys first seen here. A user rejected for a type conflict registers
+   * nothing. Without claiming, the result says which users would be rejected by the types known
+   * now (and by earlier users of the same batch).
    */
-  async check(accountId: string, users: Record<string, AttributeType>[]): Promise<TypeCheck> {
+  async check(accountId: string, users: Record<string, AttributeType>[], { claim = true } = {}): Promise<TypeCheck> {
     const known = this.known(accountId);
     const unknownKeys = [...new Set(users.flatMap((types) => Object.keys(types)))].filter((key) => !known.has(key));
     await this.load(accountId, unknownKeys);
@@ -59,7 +61,7 @@ export class AttributeTypeRegistry {
       }
       for (const [key, type] of Object.entries(types)) if (!known.has(key)) pending.set(key, type);
     });
-    if (pending.size === 0) return results;
+    if (pending.size === 0 || !claim) return results;
 
     const keys = [...pending.keys()];
     await this.pool.query(claimTypes, [accountId, keys, keys.map((key) => pending.get(key))]);

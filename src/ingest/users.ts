@@ -70,48 +70,67 @@ function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): N
   };
 }
 
-/** Validates, checks attribute types and merges, then appends: one result per user, in order. */
+/**
+ * Validates, checks attribute types and merges, then appends: one result per user, in order.
+ * Merges are claimed only for users whose types pass, and types are claimed only for users whose
+ * merge passes, so that a rejected user leaves neither behind (short of a concurrent race).
+ */
 export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
-  const prepared = items.map((item, index) => prepare(deps, item, index));
-  const valid = prepared.filter((p): p is Prepared => 'user' in p);
-  const typeChecks = await deps.registry.check(
-    ctx.accountId,
-    valid.map((p) => p.types),
-  );
-  const conflicts = new Map(valid.map((p, i) => [p.index, typeChecks[i] ?? null]));
-
-  const decisions: Decision[] = [];
-  for (const [index, item] of prepared.entries()) {
-    if (!('user' in item)) {
-      decisions.push(item);
-      continue;
-    }
-    const conflict = conflicts.get(index);
-    if (conflict) {
-      decisions.push(rejected(conflict, 'attribute_type'));
-      continue;
-    }
-    decisions.push(await decide(deps, ctx, item));
+  const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index));
+  const trackIds = items.map((_, index) => ctx.trackIds(index));
+  await rejectTypeConflicts(deps, ctx, outcomes, false);
+  const merges = new Map<number, NewEvent>();
+  for (const [index, outcome] of outcomes.entries()) {
+    if (!('user' in outcome)) continue;
+    const merge = await claimMerge(deps, ctx, outcome, trackIds[index] as string);
+    if ('status' in merge) outcomes[index] = merge;
+    else if (merge.event) merges.set(index, merge.event);
   }
+  await rejectTypeConflicts(deps, ctx, outcomes, true);
+
+  const decisions: Decision[] = outcomes.map((outcome, index) => {
+    if (!('user' in outcome)) return outcome;
+    const trackId = trackIds[index] as string;
+    const merge = merges.get(index);
+    return { trackId, events: merge ? [upsertEvent(ctx, outcome, trackId), merge] : [upsertEvent(ctx, outcome, trackId)] };
+  });
   return appendDecisions(deps.store, decisions);
 }
 
-async function decide(deps: UserCommandDeps, ctx: IngestContext, prepared: Prepared): Promise<Decision> {
-  const trackId = ctx.trackIds(prepared.index);
-  const events = [upsertEvent(ctx, prepared, trackId)];
+/** Replaces every prepared user whose attribute types conflict by its rejection. */
+async function rejectTypeConflicts(deps: UserCommandDeps, ctx: IngestContext, outcomes: (Prepared | ItemResult)[], claim: boolean): Promise<void> {
+  const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
+  const checks = await deps.registry.check(
+    ctx.accountId,
+    candidates.map((p) => p.types),
+    { claim },
+  );
+  candidates.forEach((prepared, i) => {
+    const conflict = checks[i];
+    if (conflict) outcomes[prepared.index] = rejected(conflict, 'attribute_type');
+  });
+}
+
+/** With both ids, claims the merge and makes its event; a merge into another user is a rejection. */
+async function claimMerge(
+  deps: UserCommandDeps,
+  ctx: IngestContext,
+  prepared: Prepared,
+  trackId: string,
+): Promise<{ event?: NewEvent } | ItemResult> {
   const { userId, anonymousId } = prepared.user;
-  if (userId !== undefined && anonymousId !== undefined) {
-    const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, derivedEventId(trackId, 'ProfilesMerged'));
-    if (!claim.ok) {
-      return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict');
-    }
-    events.push({
+  if (userId === undefined || anonymousId === undefined) return {};
+  const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, derivedEventId(trackId, 'ProfilesMerged'));
+  if (!claim.ok) {
+    return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict');
+  }
+  return {
+    event: {
       id: claim.mergeEventId,
       stream: streams.user(ctx.accountId, userId),
       type: 'ProfilesMerged',
       data: { userId, anonymousId },
       metadata: metadataFor(ctx, trackId),
-    });
-  }
-  return { events, trackId };
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { createAccount } from '../../src/accounts.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createApp } from '../../src/http/app.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services.js';
 import { freshDatabase, type TestDatabase } from './database.js';
@@ -45,17 +45,17 @@ export class TestApp {
    * Starts the app on a fresh database, or on `shared.database` of another TestApp: two apps on one
    * database behave like two processes of the service.
    */
-  static async start(overrides: Partial<Config> = {}, shared?: { database: TestDatabase }): Promise<TestApp> {
+  static async start(overrides: Partial<Config> = {}, shared?: { database?: TestDatabase; log?: Logger }): Promise<TestApp> {
     const database = shared?.database ?? (await freshDatabase());
     const config = { ...loadConfig({}), adminToken, port: 0, ...overrides };
     const pool = createPool(database.url);
-    const services = createServices(config, pool, createLogger('silent'), new Metrics(false));
+    const services = createServices(config, pool, shared?.log ?? createLogger('silent'), new Metrics(false));
     const app = createApp(services);
     const server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as AddressInfo;
-    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared);
+    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared?.database);
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,57 @@
+import { expect } from 'chai';
+import { Writable } from 'node:stream';
+import { createLogger } from '../src/logger.js';
+import { TestApp, type Credentials } from './support/app.js';
+
+/** Collects the JSON log lines the service writes. */
+function capturingLogger() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { log: createLogger('debug', sink), lines };
+}
+
+describe('unexpected errors and logs (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  let lines: string[];
+
+  beforeEach(async () => {
+    const capture = capturingLogger();
+    lines = capture.lines;
+    app = await TestApp.start({}, { log: capture.log });
+    account = await app.account();
+  });
+  afterEach(() => app.stop());
+
+  it('answers 500 form A without internals when the database does not match the service, and logs it without credentials', async () => {
+    await app.pool.query('ALTER TABLE events RENAME TO events_elsewhere');
+    const reply = await app.ingest(account, 'events', { userId: 'u1', eventName: 'x' });
+    expect(reply.status).to.equal(500);
+    expect(reply.body).to.deep.equal({ error: 'internal error', code: 500 });
+
+    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } });
+    const error = logged.find((entry) => entry.msg === 'unexpected error');
+    expect(error?.err?.message).to.match(/events/);
+    const everything = lines.join('\n');
+    expect(everything).not.to.contain(account.accessToken);
+    expect(everything).not.to.contain(account.licenseCode);
+  });
+
+  it('logs no credentials for rejected, unauthorized and accepted requests', async () => {
+    await app.ingest(account, 'users', { userId: 'u1', attributes: { a: 1 } });
+    await app.ingest(account, 'users', { userId: 'u1', attributes: { a: 'x' } });
+    await app.ingest(account, 'events', { userId: 'u1', eventName: 'x' }, { authorization: 'Bearer not-the-token' });
+    await app.request('POST', '/admin/v1/accounts', { name: 'logged' }, { authorization: 'Bearer test-admin-token' });
+    const everything = lines.join('\n');
+    expect(lines.length).to.be.greaterThan(0);
+    expect(everything).not.to.contain(account.accessToken);
+    expect(everything).not.to.contain(account.licenseCode);
+    expect(everything).not.to.contain('test-admin-token');
+    expect(everything).not.to.contain('not-the-token');
+  });
+});
