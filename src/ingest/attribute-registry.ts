@@ -38,45 +38,56 @@ export class AttributeTypeRegistry {
     for (const row of rows) known.set(row.key, row.type);
   }
 
-  /**
-   * Checks the attribute types of several users (in request order) and, unless `claim` is false,
-   * registers the types of keys first seen here. A user rejected for a type conflict registers
-   * nothing. Without claiming, the result says which users would be rejected by the types known
-   * now (and by earlier users of the same batch).
-   */
-  async check(accountId: string, users: Record<string, AttributeType>[], { claim = true } = {}): Promise<TypeCheck> {
+  /** Loads the registered types of these users' keys that are not cached yet. */
+  async prepare(accountId: string, users: Record<string, AttributeType>[]): Promise<void> {
     const known = this.known(accountId);
-    const unknownKeys = [...new Set(users.flatMap((types) => Object.keys(types)))].filter((key) => !known.has(key));
-    await this.load(accountId, unknownKeys);
+    await this.load(
+      accountId,
+      [...new Set(users.flatMap((types) => Object.keys(types)))].filter((key) => !known.has(key)),
+    );
+  }
 
-    const results: TypeCheck = users.map(() => null);
-    const pending = new Map<string, AttributeType>();
-    users.forEach((types, i) => {
-      for (const [key, type] of Object.entries(types)) {
-        const registered = known.get(key) ?? pending.get(key);
-        if (registered && registered !== type) {
-          results[i] = conflict(key, registered, type);
-          return;
-        }
-      }
-      for (const [key, type] of Object.entries(types)) if (!known.has(key)) pending.set(key, type);
-    });
-    if (pending.size === 0 || !claim) return results;
+  /**
+   * The conflict of one user's types with the registered types and with `accepted` (the types of
+   * users accepted earlier in the same batch, not registered yet); null when there is none.
+   */
+  conflict(accountId: string, types: Record<string, AttributeType>, accepted: ReadonlyMap<string, AttributeType> = new Map()): string | null {
+    const known = this.known(accountId);
+    for (const [key, type] of Object.entries(types)) {
+      const registered = known.get(key) ?? accepted.get(key);
+      if (registered && registered !== type) return conflict(key, registered, type);
+    }
+    return null;
+  }
 
-    const keys = [...pending.keys()];
-    await this.pool.query(claimTypes, [accountId, keys, keys.map((key) => pending.get(key))]);
+  /** Adds the keys of an accepted user that are not registered yet to `accepted`. */
+  accept(accountId: string, types: Record<string, AttributeType>, accepted: Map<string, AttributeType>): void {
+    const known = this.known(accountId);
+    for (const [key, type] of Object.entries(types)) if (!known.has(key) && !accepted.has(key)) accepted.set(key, type);
+  }
+
+  /** Registers `accepted` types; where a concurrent claim won, the registry then holds the winner. */
+  async claim(accountId: string, accepted: ReadonlyMap<string, AttributeType>): Promise<void> {
+    if (accepted.size === 0) return;
+    const keys = [...accepted.keys()];
+    await this.pool.query(claimTypes, [accountId, keys, keys.map((key) => accepted.get(key))]);
     // A new statement: it sees the rows of concurrent claims that won.
     await this.load(accountId, keys);
-    users.forEach((types, i) => {
-      if (results[i] !== null) return;
-      for (const [key, type] of Object.entries(types)) {
-        const registered = known.get(key);
-        if (registered && registered !== type) {
-          results[i] = conflict(key, registered, type);
-          return;
-        }
-      }
+  }
+
+  /**
+   * Checks the attribute types of several users (in request order) and registers the types of keys
+   * first seen here. A user rejected for a type conflict registers nothing.
+   */
+  async check(accountId: string, users: Record<string, AttributeType>[]): Promise<TypeCheck> {
+    await this.prepare(accountId, users);
+    const accepted = new Map<string, AttributeType>();
+    const results: TypeCheck = users.map((types) => {
+      const problem = this.conflict(accountId, types, accepted);
+      if (!problem) this.accept(accountId, types, accepted);
+      return problem;
     });
-    return results;
+    await this.claim(accountId, accepted);
+    return users.map((types, i) => results[i] ?? this.conflict(accountId, types));
   }
 }

@@ -21,7 +21,10 @@ function daysInMonth(year: number, month: number): number {
   return [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
 }
 
-/** The UTC instant of an ISO date-time, as `toISOString()` text; null when it is not one. */
+/**
+ * The UTC instant of an ISO date-time as `YYYY-MM-DDThh:mm:ss.fffZ`, with up to six fractional
+ * digits (microseconds, as PostgreSQL keeps them); null when it is not a date-time.
+ */
 export function toUtcInstant(value: string): string | null {
   const match = shape.exec(value);
   if (!match) return null;
@@ -42,9 +45,10 @@ export function toUtcInstant(value: string): string | null {
     if (offsetHours > 23 || offsetMins > 59) return null;
     offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (offsetHours * 60 + offsetMins);
   }
-  const millis = fraction ? Number(fraction.padEnd(3, '0').slice(0, 3)) : 0;
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
-  date.setUTCHours(hour, minute, second, millis);
-  return new Date(date.getTime() - offsetMinutes * 60_000).toISOString();
+  date.setUTCHours(hour, minute, second, 0);
+  // Offsets are whole minutes, so the fraction carries over unchanged.
+  const seconds = new Date(date.getTime() - offsetMinutes * 60_000).toISOString().slice(0, 19);
+  return `${seconds}.${(fraction ?? '').padEnd(3, '0').slice(0, 6)}Z`;
 }

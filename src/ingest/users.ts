@@ -72,43 +72,47 @@ function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): N
 
 /**
  * Validates, checks attribute types and merges, then appends: one result per user, in order.
- * Merges are claimed only for users whose types pass, and types are claimed only for users whose
- * merge passes, so that a rejected user leaves neither behind (short of a concurrent race).
+ * Users are checked in order; only users that pass both checks count for the types of later users
+ * and have their new keys registered, so a rejected user leaves nothing behind (short of two
+ * requests racing for the same new key, where the loser's merge claim stays for its retry).
  */
 export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
+  const { registry } = deps;
   const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
-  await rejectTypeConflicts(deps, ctx, outcomes, false);
+  await registry.prepare(
+    ctx.accountId,
+    outcomes.flatMap((o) => ('user' in o ? [o.types] : [])),
+  );
+  const accepted = new Map<string, AttributeType>();
   const merges = new Map<number, NewEvent>();
   for (const [index, outcome] of outcomes.entries()) {
     if (!('user' in outcome)) continue;
+    const conflict = registry.conflict(ctx.accountId, outcome.types, accepted);
+    if (conflict) {
+      outcomes[index] = rejected(conflict, 'attribute_type');
+      continue;
+    }
     const merge = await claimMerge(deps, ctx, outcome, trackIds[index] as string);
-    if ('status' in merge) outcomes[index] = merge;
-    else if (merge.event) merges.set(index, merge.event);
+    if ('status' in merge) {
+      outcomes[index] = merge;
+      continue;
+    }
+    if (merge.event) merges.set(index, merge.event);
+    registry.accept(ctx.accountId, outcome.types, accepted);
   }
-  await rejectTypeConflicts(deps, ctx, outcomes, true);
+  await registry.claim(ctx.accountId, accepted);
 
   const decisions: Decision[] = outcomes.map((outcome, index) => {
     if (!('user' in outcome)) return outcome;
+    // Only a concurrent request that registered another type first can reject a user here.
+    const conflict = registry.conflict(ctx.accountId, outcome.types);
+    if (conflict) return rejected(conflict, 'attribute_type');
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
     return { trackId, events: merge ? [upsertEvent(ctx, outcome, trackId), merge] : [upsertEvent(ctx, outcome, trackId)] };
   });
   return appendDecisions(deps.store, decisions);
-}
-
-/** Replaces every prepared user whose attribute types conflict by its rejection. */
-async function rejectTypeConflicts(deps: UserCommandDeps, ctx: IngestContext, outcomes: (Prepared | ItemResult)[], claim: boolean): Promise<void> {
-  const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
-  const checks = await deps.registry.check(
-    ctx.accountId,
-    candidates.map((p) => p.types),
-    { claim },
-  );
-  candidates.forEach((prepared, i) => {
-    const conflict = checks[i];
-    if (conflict) outcomes[prepared.index] = rejected(conflict, 'attribute_type');
-  });
 }
 
 /** With both ids, claims the merge and makes its event; a merge into another user is a rejection. */

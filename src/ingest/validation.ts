@@ -57,6 +57,30 @@ export function describeErrors(errors: ErrorObject[]): string {
 
 export type Validation = { ok: true } | { ok: false; message: string };
 
+/**
+ * Path of the first string (value or key) that PostgreSQL cannot store in jsonb or text: one with
+ * the NUL character or a lone surrogate. Null when there is none.
+ */
+export function unstorableStringPath(value: unknown, path = ''): string | null {
+  const bad = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+  if (typeof value === 'string') return bad(value) ? path || 'body' : null;
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = unstorableStringPath(item, `${path}[${i}]`);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const child = path ? `${path}.${key}` : key;
+    if (bad(key)) return child;
+    const found = unstorableStringPath(item, child);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** The JSON Schemas of schemas/, compiled once. */
 export class Validator {
   private readonly validators = new Map<SchemaName, ValidateFunction>();
@@ -77,7 +101,9 @@ export class Validator {
 
   validate(name: SchemaName, item: unknown): Validation {
     const validate = this.validators.get(name) as ValidateFunction;
-    if (validate(item)) return { ok: true };
-    return { ok: false, message: describeErrors(validate.errors ?? []) };
+    if (!validate(item)) return { ok: false, message: describeErrors(validate.errors ?? []) };
+    const unstorable = unstorableStringPath(item);
+    if (unstorable) return { ok: false, message: `${unstorable} contains a NUL character or an unpaired surrogate, which cannot be stored` };
+    return { ok: true };
   }
 }
