@@ -24,60 +24,74 @@ CREATE TABLE events (
   UNIQUE (stream_name, stream_position)
 );
 CREATE INDEX events_catch_up ON events (transaction_id, global_position);
-CREATE INDEX events_track_id ON events ((metadata->>'trackId'));
 
--- Next free position per stream; its row lock serialises appends to one stream across processes.
-CREATE TABLE streams (
-  stream_name    text PRIMARY KEY,
-  next_position  bigint NOT NULL
-);
-
--- Appends a batch atomically. Input: a JSON array of {id, stream, type, data, metadata} in append
--- order. Events whose id is already stored are skipped (idempotent). Returns one row per stored or
--- already-stored event id.
-CREATE FUNCTION append_events(batch jsonb)
+-- Appends a batch atomically, in the order given: ids, streams and types are parallel arrays, and
+-- data and metadata JSON arrays of the same length. Each stream's next position is its highest
+-- stored position plus one, read under a transaction-scoped advisory lock on the stream (taken in
+-- one global order, so concurrent batches cannot deadlock): positions stay gap-free across
+-- processes without a bookkeeping row to update.
+--
+-- With dedupe false, every id must be new (a stored id fails the unique index: the caller then
+-- retries with dedupe true). With dedupe true, ids already stored are skipped and returned with
+-- out_duplicate true, and an id repeated inside the batch is stored once.
+CREATE FUNCTION append_events(ids uuid[], stream_names text[], types text[], datas jsonb, metas jsonb, dedupe boolean)
 RETURNS TABLE (out_event_id uuid, out_stream_name text, out_stream_position bigint,
                out_global_position bigint, out_duplicate boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- Plans made while the table was small must not stick to a connection for its lifetime.
+SET plan_cache_mode = force_custom_plan
+AS $$
 BEGIN
-  -- Lock every stream of the batch in name order, so concurrent batches cannot deadlock.
-  INSERT INTO streams (stream_name, next_position)
-    SELECT DISTINCT e->>'stream', 0 FROM jsonb_array_elements(batch) e ORDER BY 1
-    ON CONFLICT (stream_name) DO NOTHING;
-  PERFORM 1 FROM streams s
-    WHERE s.stream_name IN (SELECT DISTINCT e->>'stream' FROM jsonb_array_elements(batch) e)
-    ORDER BY s.stream_name FOR UPDATE;
+  PERFORM pg_advisory_xact_lock(7301, h)
+    FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
 
   -- A new statement, so its snapshot sees every event committed by whoever held the locks before.
+  IF NOT dedupe THEN
+    RETURN QUERY
+    WITH input AS (
+      SELECT * FROM unnest(ids, stream_names, types) WITH ORDINALITY AS u(id, stream, type, ord)
+    ),
+    heads AS (
+      SELECT s.stream, (SELECT max(e.stream_position) FROM events e WHERE e.stream_name = s.stream) AS head
+      FROM (SELECT DISTINCT i.stream FROM input i) AS s
+    ),
+    inserted AS (
+      INSERT INTO events (stream_name, stream_position, event_id, event_type, data, metadata)
+      SELECT i.stream, COALESCE(h.head, -1) + row_number() OVER (PARTITION BY i.stream ORDER BY i.ord),
+             i.id, i.type, datas->(i.ord::int - 1), metas->(i.ord::int - 1)
+      FROM input i JOIN heads h ON h.stream = i.stream
+      ORDER BY i.ord
+      RETURNING events.event_id, events.stream_name, events.stream_position, events.global_position
+    )
+    SELECT n.event_id, n.stream_name, n.stream_position, n.global_position, false FROM inserted n;
+    RETURN;
+  END IF;
+
   RETURN QUERY
   WITH input AS (
-    SELECT (e->>'id')::uuid AS id, e->>'stream' AS stream, e->>'type' AS type,
-           e->'data' AS data, e->'metadata' AS metadata, ord
-    FROM jsonb_array_elements(batch) WITH ORDINALITY AS t(e, ord)
+    SELECT * FROM unnest(ids, stream_names, types) WITH ORDINALITY AS u(id, stream, type, ord)
   ),
   fresh AS (
     SELECT DISTINCT ON (i.id) i.* FROM input i
     WHERE NOT EXISTS (SELECT 1 FROM events x WHERE x.event_id = i.id)
     ORDER BY i.id, i.ord
   ),
-  numbered AS (
-    SELECT f.*, s.next_position + row_number() OVER (PARTITION BY f.stream ORDER BY f.ord) - 1 AS pos
-    FROM fresh f JOIN streams s ON s.stream_name = f.stream
+  heads AS (
+    SELECT s.stream, (SELECT max(e.stream_position) FROM events e WHERE e.stream_name = s.stream) AS head
+    FROM (SELECT DISTINCT f.stream FROM fresh f) AS s
   ),
   inserted AS (
     INSERT INTO events (stream_name, stream_position, event_id, event_type, data, metadata)
-    SELECT n.stream, n.pos, n.id, n.type, n.data, n.metadata FROM numbered n ORDER BY n.ord
+    SELECT f.stream, COALESCE(h.head, -1) + row_number() OVER (PARTITION BY f.stream ORDER BY f.ord),
+           f.id, f.type, datas->(f.ord::int - 1), metas->(f.ord::int - 1)
+    FROM fresh f JOIN heads h ON h.stream = f.stream
+    ORDER BY f.ord
     RETURNING events.event_id, events.stream_name, events.stream_position, events.global_position
-  ),
-  advanced AS (
-    UPDATE streams s SET next_position = s.next_position + c.n
-    FROM (SELECT f.stream, count(*) AS n FROM fresh f GROUP BY f.stream) c
-    WHERE s.stream_name = c.stream
   )
-  SELECT i.event_id, i.stream_name, i.stream_position, i.global_position, false FROM inserted i
+  SELECT n.event_id, n.stream_name, n.stream_position, n.global_position, false FROM inserted n
   UNION ALL
   SELECT x.event_id, x.stream_name, x.stream_position, x.global_position, true
-  FROM events x WHERE x.event_id IN (SELECT id FROM input);
+  FROM events x WHERE x.event_id IN (SELECT i.id FROM input i);
 END;
 $$;
 
@@ -122,7 +136,6 @@ DROP TABLE rate_limits;
 DROP TABLE idempotency_keys;
 DROP TABLE identity_merges;
 DROP TABLE attribute_types;
-DROP FUNCTION append_events(jsonb);
-DROP TABLE streams;
+DROP FUNCTION append_events(uuid[], text[], text[], jsonb, jsonb, boolean);
 DROP TABLE events;
 DROP TABLE accounts;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
 import type { NewEvent, RecordedEvent } from '../src/eventstore/port.js';
+import { appendEvents } from '../src/eventstore/postgres-sql.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 function event(stream: string, id: string = randomUUID()): NewEvent {
@@ -123,7 +124,7 @@ describe('Postgres event store (int)', () => {
     try {
       await slow.query('BEGIN');
       const late = event('late');
-      await slow.query('SELECT * FROM append_events($1::jsonb)', [JSON.stringify([late])]);
+      await slow.query(appendEvents([late], false));
       const quick = event('quick');
       await store.append([quick]);
 

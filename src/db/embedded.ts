@@ -92,6 +92,10 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
       '-c', 'unix_socket_directories=',
       '-c', 'shared_buffers=256MB',
       '-c', 'max_connections=200',
+      // Appends lock each stream of a batch (advisory locks): room for large batches.
+      '-c', 'max_locks_per_transaction=256',
+      // Fewer checkpoints under sustained ingest; commits stay synchronous.
+      '-c', 'max_wal_size=4GB',
     ],
     onLog: (message) => pgLog.debug(message.trim()),
     onError: (error) => pgLog.error({ err: error }, 'embedded PostgreSQL error'),

@@ -1,6 +1,21 @@
 /** SQL of the Postgres event store adapter. */
 
-export const appendEvents = 'SELECT * FROM append_events($1::jsonb)';
+import type { NewEvent } from './port.js';
+
+/** The append of a batch (see append_events in the migrations); `dedupe` skips ids already stored. */
+export function appendEvents(events: NewEvent[], dedupe: boolean): { text: string; values: unknown[] } {
+  return {
+    text: 'SELECT * FROM append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb, $6)',
+    values: [
+      events.map((e) => e.id),
+      events.map((e) => e.stream),
+      events.map((e) => e.type),
+      JSON.stringify(events.map((e) => e.data)),
+      JSON.stringify(events.map((e) => e.metadata)),
+      dedupe,
+    ],
+  };
+}
 
 const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
   recorded_at, transaction_id::text AS transaction_id`;

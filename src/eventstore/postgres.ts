@@ -56,11 +56,14 @@ function decodeCheckpoint(checkpoint: string | null): [string, number] {
   return [match[1] as string, Number(match[2])];
 }
 
-/** Retryable write conflicts: deadlock, serialization failure, unique violation from a racing writer. */
-function isRetryable(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === '40P01' || code === '40001' || code === '23505';
-}
+const errorCode = (error: unknown): unknown => (error as { code?: unknown }).code;
+
+/** Retryable write conflicts: deadlock, serialization failure. */
+const isRetryable = (error: unknown): boolean => errorCode(error) === '40P01' || errorCode(error) === '40001';
+
+/** An event id already stored (or twice in the batch): the deduplicating append handles it. */
+const isDuplicateId = (error: unknown): boolean =>
+  errorCode(error) === '23505' && (error as { constraint?: unknown }).constraint === 'events_event_id_key';
 
 export class PostgresEventStore implements EventStore {
   private readonly committer: GroupCommitter<NewEvent[], AppendedEvent[]>;
@@ -102,18 +105,25 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  /**
+   * Fresh ids (the usual case) are appended without looking for stored copies; a duplicate id shows
+   * as a unique violation, and the batch is then appended again, skipping stored ids.
+   */
   private async writeWithRetry(units: NewEvent[][]): Promise<AppendedEvent[][]> {
-    try {
-      return await this.write(units);
-    } catch (error) {
-      if (!isRetryable(error)) throw error;
-      return this.write(units);
+    let dedupe = false;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.write(units, dedupe);
+      } catch (error) {
+        if (isDuplicateId(error) && !dedupe) dedupe = true;
+        else if (!isRetryable(error) || attempt >= 2) throw error;
+      }
     }
   }
 
-  private async write(units: NewEvent[][]): Promise<AppendedEvent[][]> {
+  private async write(units: NewEvent[][], dedupe: boolean): Promise<AppendedEvent[][]> {
     const events = units.flat();
-    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents, [JSON.stringify(events)]);
+    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe));
     this.options.onBatch?.(events.length);
     const byId = new Map(rows.map((row) => [row.out_event_id, row]));
     const seen = new Set<string>();
