@@ -29,43 +29,52 @@ CREATE INDEX events_catch_up ON events (transaction_id, global_position);
 -- data and metadata JSON arrays of the same length. Each stream's next position is its highest
 -- stored position plus one, read under a transaction-scoped advisory lock on the stream (taken in
 -- one global order, so concurrent batches cannot deadlock): positions stay gap-free across
--- processes without a bookkeeping row to update.
+-- processes without a bookkeeping row to update. Every id must be new: a stored id fails the
+-- unique index, and the caller then uses append_events_dedupe.
 --
--- With dedupe false, every id must be new (a stored id fails the unique index: the caller then
--- retries with dedupe true). With dedupe true, ids already stored are skipped and returned with
--- out_duplicate true, and an id repeated inside the batch is stored once.
-CREATE FUNCTION append_events(ids uuid[], stream_names text[], types text[], datas jsonb, metas jsonb, dedupe boolean)
+-- Its only read of events is a per-stream max() answered from the (stream_name, stream_position)
+-- index, so the plan cached by a connection stays right however the table grows.
+CREATE FUNCTION append_events(ids uuid[], stream_names text[], types text[], datas jsonb, metas jsonb)
 RETURNS TABLE (out_event_id uuid, out_stream_name text, out_stream_position bigint,
                out_global_position bigint, out_duplicate boolean)
-LANGUAGE plpgsql
--- Plans made while the table was small must not stick to a connection for its lifetime.
-SET plan_cache_mode = force_custom_plan
-AS $$
+LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(7301, h)
     FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
 
   -- A new statement, so its snapshot sees every event committed by whoever held the locks before.
-  IF NOT dedupe THEN
-    RETURN QUERY
-    WITH input AS (
-      SELECT * FROM unnest(ids, stream_names, types) WITH ORDINALITY AS u(id, stream, type, ord)
-    ),
-    heads AS (
-      SELECT s.stream, (SELECT max(e.stream_position) FROM events e WHERE e.stream_name = s.stream) AS head
-      FROM (SELECT DISTINCT i.stream FROM input i) AS s
-    ),
-    inserted AS (
-      INSERT INTO events (stream_name, stream_position, event_id, event_type, data, metadata)
-      SELECT i.stream, COALESCE(h.head, -1) + row_number() OVER (PARTITION BY i.stream ORDER BY i.ord),
-             i.id, i.type, datas->(i.ord::int - 1), metas->(i.ord::int - 1)
-      FROM input i JOIN heads h ON h.stream = i.stream
-      ORDER BY i.ord
-      RETURNING events.event_id, events.stream_name, events.stream_position, events.global_position
-    )
-    SELECT n.event_id, n.stream_name, n.stream_position, n.global_position, false FROM inserted n;
-    RETURN;
-  END IF;
+  RETURN QUERY
+  WITH input AS (
+    SELECT * FROM unnest(ids, stream_names, types) WITH ORDINALITY AS u(id, stream, type, ord)
+  ),
+  heads AS (
+    SELECT s.stream, (SELECT max(e.stream_position) FROM events e WHERE e.stream_name = s.stream) AS head
+    FROM (SELECT DISTINCT i.stream FROM input i) AS s
+  ),
+  inserted AS (
+    INSERT INTO events (stream_name, stream_position, event_id, event_type, data, metadata)
+    SELECT i.stream, COALESCE(h.head, -1) + row_number() OVER (PARTITION BY i.stream ORDER BY i.ord),
+           i.id, i.type, datas->(i.ord::int - 1), metas->(i.ord::int - 1)
+    FROM input i JOIN heads h ON h.stream = i.stream
+    ORDER BY i.ord
+    RETURNING events.event_id, events.stream_name, events.stream_position, events.global_position
+  )
+  SELECT n.event_id, n.stream_name, n.stream_position, n.global_position, false FROM inserted n;
+END;
+$$;
+
+-- As append_events, but ids already stored are skipped and returned with out_duplicate true, and an
+-- id repeated inside the batch is stored once.
+CREATE FUNCTION append_events_dedupe(ids uuid[], stream_names text[], types text[], datas jsonb, metas jsonb)
+RETURNS TABLE (out_event_id uuid, out_stream_name text, out_stream_position bigint,
+               out_global_position bigint, out_duplicate boolean)
+LANGUAGE plpgsql
+-- Its id lookups become joins whose cached plan could scan the whole table: plan every call.
+SET plan_cache_mode = force_custom_plan
+AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(7301, h)
+    FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
 
   RETURN QUERY
   WITH input AS (
@@ -136,6 +145,7 @@ DROP TABLE rate_limits;
 DROP TABLE idempotency_keys;
 DROP TABLE identity_merges;
 DROP TABLE attribute_types;
-DROP FUNCTION append_events(uuid[], text[], text[], jsonb, jsonb, boolean);
+DROP FUNCTION append_events_dedupe(uuid[], text[], text[], jsonb, jsonb);
+DROP FUNCTION append_events(uuid[], text[], text[], jsonb, jsonb);
 DROP TABLE events;
 DROP TABLE accounts;

@@ -4,15 +4,15 @@ import type { NewEvent } from './port.js';
 
 /** The append of a batch (see append_events in the migrations); `dedupe` skips ids already stored. */
 export function appendEvents(events: NewEvent[], dedupe: boolean): { text: string; values: unknown[] } {
+  const fn = dedupe ? 'append_events_dedupe' : 'append_events';
   return {
-    text: 'SELECT * FROM append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb, $6)',
+    text: `SELECT * FROM ${fn}($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)`,
     values: [
       events.map((e) => e.id),
       events.map((e) => e.stream),
       events.map((e) => e.type),
       JSON.stringify(events.map((e) => e.data)),
       JSON.stringify(events.map((e) => e.metadata)),
-      dedupe,
     ],
   };
 }
