@@ -1,0 +1,79 @@
+/**
+ * Request bodies of the bench scenarios, shaped like what an SDK sends. Ids come from a per-request
+ * counter: every user is its own stream, so repeating a few ids would measure lock contention on
+ * a handful of streams instead of ingest.
+ */
+
+// Unique per run, so that ids never meet those of an earlier run against the same database.
+const run = Date.now().toString(36);
+const eventTime = '2024-05-01T12:30:00.123+02:00';
+const plans = ['free', 'pro', 'team', 'enterprise'];
+const cities = ['Berlin', 'Lisbon', 'Austin', 'Osaka', 'Lagos'];
+
+/** One profile; custom attributes keep one type per key, as the service requires. */
+function user(n: number, userId: string): Record<string, unknown> {
+  return {
+    userId,
+    firstName: 'Ann',
+    lastName: `Tester ${n % 1000}`,
+    email: `user${n}@example.com`,
+    city: cities[n % cities.length],
+    country: 'DE',
+    opt_in_email: n % 2 === 0,
+    points: n % 500,
+    last_active: eventTime,
+    attributes: {
+      membership_level: plans[n % plans.length],
+      lifetime_value: (n % 997) * 1.25,
+      newsletter: n % 3 === 0,
+      signup_source: 'web',
+      last_login: '2024-04-30T08:15:00Z',
+    },
+  };
+}
+
+export function userBody(n: number): string {
+  return JSON.stringify(user(n, `bench-${run}-u${n}`));
+}
+
+export function eventBody(n: number): string {
+  return JSON.stringify({
+    // Events go to a large pool of known users, as they would after sign-up.
+    userId: `bench-${run}-e${n % 50_000}`,
+    eventName: ['page_view', 'add_to_cart', 'checkout_started'][n % 3],
+    eventTime,
+    eventData: { page: `/products/${n % 300}`, referrer: 'google', value: 19.99, items: 1 + (n % 4) },
+  });
+}
+
+export function productEventBody(n: number): string {
+  return JSON.stringify({
+    productId: `sku-${run}-${n % 5_000}`,
+    userId: `bench-${run}-e${n % 50_000}`,
+    eventName: ['product_viewed', 'product_added', 'product_purchased'][n % 3],
+    eventTime,
+    eventData: { price: 49.9, currency: 'EUR', quantity: 1 + (n % 3), category: 'shoes' },
+  });
+}
+
+const idMark = '@ID@';
+
+/**
+ * Bulk bodies of `size` users. Serialised once with a marker in every userId and joined with the
+ * request number at run time, so that building a 30 kB body costs the load generator little.
+ */
+export function bulkBodies(size: number): (n: number) => string {
+  const users = Array.from({ length: size }, (_, i) => user(i, `bench-${run}-b${idMark}-${i}`));
+  const parts = JSON.stringify(users).split(idMark);
+  return (n) => parts.join(String(n));
+}
+
+/** True when a single-item reply says queued. */
+export function queued(body: string): boolean {
+  return body.includes('"status":"queued"');
+}
+
+/** True when every element of a bulk reply is queued. */
+export function allQueued(body: string): boolean {
+  return queued(body) && !body.includes('"status":"error"');
+}
