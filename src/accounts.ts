@@ -25,6 +25,9 @@ export function tokenMatches(presented: string, storedHash: Buffer): boolean {
   return presentedHash.length === storedHash.length && timingSafeEqual(presentedHash, storedHash);
 }
 
+/** License codes are 24 lowercase hex characters; anything else is refused without a query. */
+const licenseCodeShape = /^[0-9a-f]{24}$/;
+
 export async function createAccount(pool: Pool, name: string): Promise<CreatedAccount> {
   const account = {
     id: randomUUID(),
@@ -45,12 +48,16 @@ interface CachedAccount {
 // Compared against when the license code is unknown, so that both cases take the same time.
 const unknownAccountHash = hashToken(randomBytes(32).toString('hex'));
 
+const maxCachedUnknown = 10_000;
+
 /**
  * Finds the account of a license code and checks its token. Lookups are cached briefly: the hot path
- * needs no query, and a rotated token takes effect within `ttlMs` in every process.
+ * needs no query, and a rotated token takes effect within `ttlMs` in every process. Unknown codes
+ * are cached apart, so that a flood of made-up codes cannot push real accounts out.
  */
 export class AccountDirectory {
   private readonly cache = new Map<string, CachedAccount>();
+  private readonly unknown = new Map<string, CachedAccount>();
 
   constructor(
     private readonly pool: Pool,
@@ -63,13 +70,10 @@ export class AccountDirectory {
     return matches ? entry.account : null;
   }
 
-  async byLicense(licenseCode: string): Promise<Account | null> {
-    return (await this.lookup(licenseCode)).account;
-  }
-
   private async lookup(licenseCode: string): Promise<CachedAccount> {
     const now = Date.now();
-    const cached = this.cache.get(licenseCode);
+    if (!licenseCodeShape.test(licenseCode)) return { account: null, tokenHash: unknownAccountHash, expiresAt: now };
+    const cached = this.cache.get(licenseCode) ?? this.unknown.get(licenseCode);
     if (cached && cached.expiresAt > now) return cached;
     const { rows } = await this.pool.query<{ id: string; name: string; license_code: string; token_hash: Buffer }>(selectByLicense, [
       licenseCode,
@@ -78,8 +82,13 @@ export class AccountDirectory {
     const entry: CachedAccount = row
       ? { account: { id: row.id, name: row.name, licenseCode: row.license_code }, tokenHash: row.token_hash, expiresAt: now + this.ttlMs }
       : { account: null, tokenHash: unknownAccountHash, expiresAt: now + Math.min(this.ttlMs, 5_000) };
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(licenseCode, entry);
+    if (entry.account) {
+      this.cache.set(licenseCode, entry);
+      this.unknown.delete(licenseCode);
+    } else {
+      if (this.unknown.size >= maxCachedUnknown) this.unknown.clear();
+      this.unknown.set(licenseCode, entry);
+    }
     return entry;
   }
 }

@@ -11,6 +11,8 @@ export interface Config {
   productEventsPerMinute: number;
   /** Requests per minute per account on each other ingest endpoint, per process. */
   otherEndpointsPerMinute: number;
+  /** A database query unanswered for this long fails, and the request gets 503. */
+  queryTimeoutMs: number;
   logLevel: string;
 }
 
@@ -30,6 +32,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.ADMIN_TOKEN || undefined,
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
+    queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),
     logLevel: env.LOG_LEVEL || 'info',
   };
 }

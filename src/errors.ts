@@ -29,5 +29,7 @@ export const unauthorized = (message = 'invalid or missing credentials'): AppErr
 
 export const notFound = (message = 'not found'): AppError => new AppError(404, message, 'request', 'not_found');
 
-export const storeUnavailable = (message = 'the event store is unavailable; nothing was stored, retry later'): AppError =>
+export const storeUnavailable = (
+  message = 'the event store is unavailable; the item may not have been stored: retry later, with an Idempotency-Key to be safe',
+): AppError =>
   new AppError(503, message, 'request', 'store_unavailable');

@@ -23,6 +23,9 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
+/** How long a stopping service keeps answering (with Connection: close) before it closes connections. */
+const drainMs = 1_000;
+
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   const database = await openDatabase(config, log);
   try {
@@ -31,7 +34,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
     await database.stop();
     throw error;
   }
-  const pool = createPool(database.url);
+  const pool = createPool(database.url, 20, config.queryTimeoutMs);
   const services = createServices(config, pool, log);
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
@@ -44,10 +47,13 @@ export async function startService(config: Config, log: Logger): Promise<Running
     stopping ??= (async () => {
       shuttingDown = true;
       log.info('shutting down: no new requests, finishing those in flight');
+      // First every keep-alive connection gets to end after its next reply (Connection: close) and
+      // /healthz turns 503: closing a connection that looks idle races with a request its client
+      // may be sending at that moment, which the client could not tell from a lost one.
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // Keep-alive connections that stay busy are cut after a grace period.
-      const force = setTimeout(() => server.closeAllConnections(), 10_000);
+      // A connection still open after the grace period has a request that would not finish: cut it.
+      const force = setTimeout(() => server.closeAllConnections(), 15_000);
       await closed;
       clearTimeout(force);
       await services.store.close();

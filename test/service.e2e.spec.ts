@@ -78,7 +78,7 @@ describe('the service on its embedded database (e2e)', function () {
     }
   });
 
-  it('on SIGTERM answers the requests in flight, stores what it acknowledged, stops PostgreSQL and exits 0', async () => {
+  it('on SIGTERM answers the requests in flight, closes keep-alive connections, stores what it acknowledged, stops PostgreSQL and exits 0', async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const child = spawn(process.execPath, [resolve(projectRoot, 'dist/src/main.js')], {
       env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
@@ -90,16 +90,30 @@ describe('the service on its embedded database (e2e)', function () {
       await waitForHealth(base, child);
       const account = await post(base, '/admin/v1/accounts', { name: 'sigterm' }, adminToken);
       const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
-      const inFlight = Array.from({ length: 40 }, (_, i) =>
-        post(base, `/v1/accounts/${licenseCode}/events`, { userId: `u${i}`, eventName: 'shutdown-test' }, accessToken).catch(() => null),
-      );
+      // Sixteen clients each send requests back to back over their keep-alive connection.
+      const acknowledged: string[] = [];
+      const clients = Array.from({ length: 16 }, async (_, c) => {
+        for (let i = 0; ; i += 1) {
+          try {
+            const reply = await post(base, `/v1/accounts/${licenseCode}/events`, { userId: `u${c}`, eventName: `e${i}` }, accessToken);
+            expect(reply.status).to.be.oneOf([200, 503]);
+            if (reply.status === 200) acknowledged.push((reply.body.response as { trackID: string }).trackID);
+          } catch (error) {
+            return String((error as { cause?: { code?: string } }).cause?.code ?? error);
+          }
+        }
+      });
+      await new Promise((r) => setTimeout(r, 700));
+      const signalled = Date.now();
       child.kill('SIGTERM');
-      const replies = await Promise.all(inFlight);
+      const endings = await Promise.all(clients);
       expect(await exited).to.equal(0);
+      // Connections were closed after their replies rather than cut after the grace period.
+      expect(Date.now() - signalled).to.be.below(8_000);
+      expect(endings.filter((e) => e !== 'ECONNREFUSED'), 'clients whose connection was cut').to.deep.equal([]);
+      expect(acknowledged.length).to.be.greaterThan(16);
       expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).to.equal(false);
 
-      const acknowledged = replies.filter((r) => r?.status === 200).map((r) => (r?.body.response as { trackID: string }).trackID);
-      for (const reply of replies) if (reply) expect(reply.status).to.be.oneOf([200, 503]);
       const restarted = await startService(config(), createLogger('silent'));
       try {
         const stored = await storedTrackIds(restarted.databaseUrl);

@@ -10,10 +10,11 @@ export function isUnavailableError(error: unknown): boolean {
   if (typeof code === 'string') {
     if (unavailableCodes.has(code)) return true;
     // 08: connection exception; 57P0x: admin/crash shutdown, cannot connect now; 53: insufficient
-    // resources; 55000 covers "database does not allow connections"; 3D000: database gone.
-    if (/^(08|57P0|53)/.test(code) || code === '55000' || code === '3D000') return true;
+    // resources; 55000 covers "database does not allow connections"; 3D000: database gone;
+    // 25006: read-only transaction (a standby after a failover); 57014: statement timeout.
+    if (/^(08|57P0|53)/.test(code) || ['55000', '3D000', '25006', '57014'].includes(code)) return true;
   }
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
+  return /Connection terminated|connection timeout|Query read timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i.test(
     error.message,
   );
 }

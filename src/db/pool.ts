@@ -7,8 +7,19 @@ export type PoolClient = pg.PoolClient;
 // realistic store (2^53 events), and numbers keep the replies and read models simple.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
-export function createPool(connectionString: string, max = 20): Pool {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5_000 });
+/**
+ * A statement running longer than `queryTimeoutMs` is cancelled by the server (so a cancelled append
+ * stores nothing); a server that does not answer at all is given up a second later by the client.
+ * Either way the request gets 503 instead of never ending.
+ */
+export function createPool(connectionString: string, max = 20, queryTimeoutMs = 10_000): Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: queryTimeoutMs,
+    query_timeout: queryTimeoutMs + 1_000,
+  });
   // An idle client losing its connection must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;

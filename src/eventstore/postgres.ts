@@ -164,7 +164,9 @@ export class PostgresEventStore implements EventStore {
   }
 
   async ping(): Promise<void> {
-    await this.pool.query(sql.ping);
+    // A health check must answer quickly even when the database hangs.
+    const quickPing = { text: sql.ping, query_timeout: 2_000 };
+    await this.pool.query(quickPing);
   }
 
   async close(): Promise<void> {

@@ -22,7 +22,11 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.set('etag', false);
   app.set('query parser', 'simple');
 
+  const isShuttingDown = options.isShuttingDown ?? (() => false);
   app.use((req: Request, res: Response, next: NextFunction) => {
+    // While shutting down, each keep-alive connection ends after its current reply, so that no
+    // request is cut off when the remaining connections are closed.
+    if (isShuttingDown()) res.set('Connection', 'close');
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const endpoint = endpointLabel(req);
@@ -32,7 +36,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     next();
   });
 
-  app.use(opsRoutes(services, options.isShuttingDown ?? (() => false)));
+  app.use(opsRoutes(services, isShuttingDown));
   app.use('/v1/accounts/:license', ingestRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
   app.use(unknownPath);

@@ -14,12 +14,24 @@ export function unknownPath(req: Request, _res: Response, next: NextFunction): v
   next(notFound(`no such endpoint: ${req.method} ${req.path.replace(/\/accounts\/[^/]+/, '/accounts/:license')}`));
 }
 
+function clientErrorText(status: number): string {
+  if (status === 413) return 'body too large';
+  if (status === 415) return 'unsupported body encoding';
+  return 'bad request: the request could not be read';
+}
+
 /** Maps every error to a reply of DESIGN 7; the unexpected is logged and answered 500 without details. */
 export function errorHandler(log: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let appError: AppError;
+    const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status;
     if (error instanceof AppError) appError = error;
-    else if (isUnavailableError(error)) {
+    else if (typeof status === 'number' && status >= 400 && status < 500) {
+      // A client error reported by express or body-parser (an undecodable path segment, a corrupt
+      // compressed body, an aborted upload): its text may echo the request, so it is not repeated.
+      log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
+      appError = new AppError(status, clientErrorText(status), 'request', 'bad_request');
+    } else if (isUnavailableError(error)) {
       log.warn({ err: error, route: req.route?.path }, 'store unavailable');
       appError = storeUnavailable();
     } else {

@@ -35,7 +35,8 @@ export function toUtcInstant(value: string): string | null {
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
+  // Year 0 and earlier have no ISO 8601 basic form here and no PostgreSQL timestamptz.
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
   let offsetMinutes = 0;
   if (zone && zone !== 'Z') {
@@ -49,6 +50,8 @@ export function toUtcInstant(value: string): string | null {
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, 0);
   // Offsets are whole minutes, so the fraction carries over unchanged.
-  const seconds = new Date(date.getTime() - offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const utc = new Date(date.getTime() - offsetMinutes * 60_000);
+  if (utc.getUTCFullYear() < 1) return null;
+  const seconds = utc.toISOString().slice(0, 19);
   return `${seconds}.${(fraction ?? '').padEnd(3, '0').slice(0, 6)}Z`;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { schemasDir } from '../paths.js';
+import { unstorableValue } from './storable.js';
 import { dateTimeHint, toUtcInstant } from './timestamps.js';
 
 export type SchemaName = 'user' | 'event' | 'product' | 'product-event';
@@ -57,30 +58,6 @@ export function describeErrors(errors: ErrorObject[]): string {
 
 export type Validation = { ok: true } | { ok: false; message: string };
 
-/**
- * Path of the first string (value or key) that PostgreSQL cannot store in jsonb or text: one with
- * the NUL character or a lone surrogate. Null when there is none.
- */
-export function unstorableStringPath(value: unknown, path = ''): string | null {
-  const bad = (text: string) => text.includes('\u0000') || !text.isWellFormed();
-  if (typeof value === 'string') return bad(value) ? path || 'body' : null;
-  if (typeof value !== 'object' || value === null) return null;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = unstorableStringPath(item, `${path}[${i}]`);
-      if (found) return found;
-    }
-    return null;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const child = path ? `${path}.${key}` : key;
-    if (bad(key)) return child;
-    const found = unstorableStringPath(item, child);
-    if (found) return found;
-  }
-  return null;
-}
-
 /** The JSON Schemas of schemas/, compiled once. */
 export class Validator {
   private readonly validators = new Map<SchemaName, ValidateFunction>();
@@ -102,8 +79,7 @@ export class Validator {
   validate(name: SchemaName, item: unknown): Validation {
     const validate = this.validators.get(name) as ValidateFunction;
     if (!validate(item)) return { ok: false, message: describeErrors(validate.errors ?? []) };
-    const unstorable = unstorableStringPath(item);
-    if (unstorable) return { ok: false, message: `${unstorable} contains a NUL character or an unpaired surrogate, which cannot be stored` };
-    return { ok: true };
+    const unstorable = unstorableValue(item);
+    return unstorable ? { ok: false, message: unstorable } : { ok: true };
   }
 }

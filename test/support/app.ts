@@ -48,7 +48,7 @@ export class TestApp {
   static async start(overrides: Partial<Config> = {}, shared?: { database?: TestDatabase; log?: Logger }): Promise<TestApp> {
     const database = shared?.database ?? (await freshDatabase());
     const config = { ...loadConfig({}), adminToken, port: 0, ...overrides };
-    const pool = createPool(database.url);
+    const pool = createPool(database.url, 20, config.queryTimeoutMs);
     const services = createServices(config, pool, shared?.log ?? createLogger('silent'), new Metrics(false));
     const app = createApp(services);
     const server = await new Promise<Server>((resolve) => {
