@@ -123,12 +123,14 @@ CREATE TABLE identity_merges (
   PRIMARY KEY (account_id, anonymous_id)
 );
 
--- Idempotency-Key windows: a key repeated within 24 hours of window_start replays the same trackIDs.
+-- Idempotency-Key windows: a key repeated within 24 hours of window_start gets the same trackIDs;
+-- once its first request has been answered 200, the recorded reply is replayed as it was.
 CREATE TABLE idempotency_keys (
   account_id    uuid NOT NULL REFERENCES accounts(id),
   endpoint      text NOT NULL,
   key           text NOT NULL,
   window_start  timestamptz NOT NULL,
+  reply         jsonb,
   PRIMARY KEY (account_id, endpoint, key)
 );
 

@@ -14,6 +14,9 @@ export const maxBulkUsers = 100;
 
 type PublicResult = { status: 'queued'; trackID: string } | { status: 'error'; message: string };
 
+/** A 200 reply: one result, or one per element of a bulk request. */
+type ReplyBody = { response: PublicResult | PublicResult[] };
+
 function publicResult(result: ItemResult): PublicResult {
   return result.status === 'queued' ? result : { status: 'error', message: result.message };
 }
@@ -28,15 +31,23 @@ export function ingestRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
   const auth = ingestAuth(services.accounts);
 
-  async function context(req: Request, res: Response, endpoint: Endpoint): Promise<IngestContext> {
+  /**
+   * Runs a command under the request's Idempotency-Key, if any, and sends its reply. A key whose
+   * first request was answered gets that reply again (marked Idempotent-Replayed) without running.
+   */
+  async function serve(req: Request, res: Response, endpoint: Endpoint, run: (ctx: IngestContext) => Promise<ReplyBody>): Promise<void> {
     const accountId = accountOf(res).id;
     const key = req.get('idempotency-key');
-    return {
-      accountId,
-      endpoint,
-      receivedAt: new Date().toISOString(),
-      trackIds: key === undefined ? freshTrackIds : await services.idempotency.trackIds(accountId, endpoint, key),
-    };
+    const idempotent = key === undefined ? null : await services.idempotency.open(accountId, endpoint, key);
+    if (idempotent?.recordedReply) {
+      res.set('Idempotent-Replayed', 'true').json(idempotent.recordedReply);
+      return;
+    }
+    const ctx = { accountId, endpoint, receivedAt: new Date().toISOString(), trackIds: idempotent?.trackIds ?? freshTrackIds };
+    const body = await run(ctx);
+    // The items are stored; without the record a repeat still stores nothing new (same trackIDs).
+    await idempotent?.record(body).catch((error: unknown) => services.log.warn({ err: error, endpoint }, 'reply of an Idempotency-Key not recorded'));
+    res.json(body);
   }
 
   function count(endpoint: Endpoint, results: ItemResult[]): void {
@@ -46,16 +57,15 @@ export function ingestRoutes(services: Services): Router {
     }
   }
 
-  function replySingle(res: Response, endpoint: Endpoint, result: ItemResult): void {
-    count(endpoint, [result]);
-    if (result.status === 'error') throw invalidItem(result.message, result.reason);
-    res.json({ response: result });
-  }
-
   const single = (endpoint: Endpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
     router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), ...jsonBody(singleItemLimit), async (req, res) => {
       const item = singleObject(req.body);
-      replySingle(res, endpoint, await ingest(await context(req, res, endpoint), item));
+      await serve(req, res, endpoint, async (ctx) => {
+        const result = await ingest(ctx, item);
+        count(endpoint, [result]);
+        if (result.status === 'error') throw invalidItem(result.message, result.reason);
+        return { response: result };
+      });
     });
   };
 
@@ -66,9 +76,11 @@ export function ingestRoutes(services: Services): Router {
     if (!Array.isArray(items)) throw badRequest('body must be a JSON array of users');
     if (items.length === 0) throw badRequest('body must hold at least one user');
     if (items.length > maxBulkUsers) throw badRequest(`at most ${maxBulkUsers} users per bulk request, got ${items.length}`);
-    const results = await ingestUsers(deps, await context(req, res, 'users/bulk'), items);
-    count('users/bulk', results);
-    res.json({ response: results.map(publicResult) });
+    await serve(req, res, 'users/bulk', async (ctx) => {
+      const results = await ingestUsers(deps, ctx, items);
+      count('users/bulk', results);
+      return { response: results.map(publicResult) };
+    });
   });
 
   single('users', async (ctx, item) => (await ingestUsers(deps, ctx, [item]))[0] as ItemResult);

@@ -18,26 +18,49 @@ export function derivedEventId(trackId: string, purpose: string): string {
   return uuidv5(purpose, trackId);
 }
 
+// Window starts are whole milliseconds, so that the JavaScript Date read back matches them exactly.
 const openWindow = `INSERT INTO idempotency_keys AS k (account_id, endpoint, key, window_start)
-  VALUES ($1, $2, $3, now())
-  ON CONFLICT (account_id, endpoint, key) DO UPDATE
-    SET window_start = CASE WHEN k.window_start < now() - make_interval(hours => $4) THEN now() ELSE k.window_start END
-  RETURNING window_start`;
+  VALUES ($1, $2, $3, date_trunc('milliseconds', now()))
+  ON CONFLICT (account_id, endpoint, key) DO UPDATE SET
+    window_start = CASE WHEN k.window_start < now() - make_interval(hours => $4)
+                        THEN date_trunc('milliseconds', now()) ELSE k.window_start END,
+    reply = CASE WHEN k.window_start < now() - make_interval(hours => $4) THEN NULL ELSE k.reply END
+  RETURNING window_start, reply`;
+
+const recordReply = `UPDATE idempotency_keys SET reply = $5
+  WHERE account_id = $1 AND endpoint = $2 AND key = $3 AND window_start = $4 AND reply IS NULL`;
+
+/** A request's Idempotency-Key: its trackIDs, and the reply to replay if it was answered before. */
+export interface IdempotentRequest {
+  trackIds: TrackIds;
+  /** The reply recorded for the first request of the window, if it was answered 200. */
+  recordedReply: unknown;
+  record(reply: unknown): Promise<void>;
+}
 
 /**
  * With an Idempotency-Key, trackIDs are name-based: the same account, endpoint, key and element
  * give the same id within the key's 24-hour window, and the event store's dedup on event id makes a
- * retry store nothing new. After the window the key starts a new one, as a new request.
+ * retry store nothing new. Once the first request was answered, a repeat gets that reply again
+ * without running (whatever its body). After the window the key starts a new one.
  */
 export class IdempotencyKeys {
   constructor(private readonly pool: Pool) {}
 
-  async trackIds(accountId: string, endpoint: string, key: string): Promise<TrackIds> {
+  async open(accountId: string, endpoint: string, key: string): Promise<IdempotentRequest> {
     if (key.length === 0 || key.length > maxKeyLength) {
       throw badRequest(`Idempotency-Key must be 1 to ${maxKeyLength} characters`);
     }
-    const { rows } = await this.pool.query<{ window_start: Date }>(openWindow, [accountId, endpoint, key, idempotencyWindowHours]);
-    const windowStart = (rows[0] as { window_start: Date }).window_start.getTime();
-    return (index) => uuidv5(`${accountId}\n${endpoint}\n${key}\n${windowStart}\n${index}`, namespace);
+    const { rows } = await this.pool.query<{ window_start: Date; reply: unknown }>(openWindow, [accountId, endpoint, key, idempotencyWindowHours]);
+    const row = rows[0] as { window_start: Date; reply: unknown };
+    const windowStart = row.window_start;
+    const seed = `${accountId}\n${endpoint}\n${key}\n${windowStart.getTime()}`;
+    return {
+      trackIds: (index) => uuidv5(`${seed}\n${index}`, namespace),
+      recordedReply: row.reply,
+      record: async (reply) => {
+        await this.pool.query(recordReply, [accountId, endpoint, key, windowStart, JSON.stringify(reply)]);
+      },
+    };
   }
 }

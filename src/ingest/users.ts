@@ -124,7 +124,10 @@ async function claimMerge(
 ): Promise<{ event?: NewEvent } | ItemResult> {
   const { userId, anonymousId } = prepared.user;
   if (userId === undefined || anonymousId === undefined) return {};
-  const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, derivedEventId(trackId, 'ProfilesMerged'));
+  // Derived from the anonymous id too: one trackID (an Idempotency-Key reused for another merge)
+  // can never give two different merges the same event id.
+  const proposedId = derivedEventId(trackId, `ProfilesMerged\n${anonymousId}`);
+  const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, proposedId);
   if (!claim.ok) {
     return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict');
   }
