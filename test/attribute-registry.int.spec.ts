@@ -27,29 +27,43 @@ describe('attribute type registry (int)', () => {
       const registries = pools.map((pool) => new AttributeTypeRegistry(pool));
       const checks = await Promise.all(
         registries.flatMap((registry, i) =>
-          [0, 1, 2].map((j) => registry.check(accountId, [{ [key]: (i + j) % 2 === 0 ? 'number' : 'string' }])),
+          [0, 1, 2].map((j) => registry.admit(accountId, [{ [key]: (i + j) % 2 === 0 ? 'number' : 'string' }])),
         ),
       );
-      const accepted = checks.filter(([result]) => result === null).length;
+      const accepted = checks.filter(([admission]) => admission?.accepted).length;
       const { rows } = await pools[0]!.query<{ type: string }>('SELECT type FROM attribute_types WHERE account_id = $1 AND key = $2', [accountId, key]);
       expect(rows).to.have.length(1);
       const winner = rows[0]?.type;
       // Six of the twelve uses sent the winning type; exactly those were accepted.
       expect(accepted).to.equal(6);
-      for (const [result] of checks) {
-        if (result !== null) expect(result).to.equal(`attribute '${key}' is registered as ${winner} and cannot be sent as ${winner === 'number' ? 'string' : 'number'}`);
+      for (const [admission] of checks) {
+        if (admission && !admission.accepted) {
+          expect(admission.conflict).to.equal(`attribute '${key}' is registered as ${winner} and cannot be sent as ${winner === 'number' ? 'string' : 'number'}`);
+        }
       }
     }
   });
 
-  it('within one batch the first element registers the type; a conflicting element registers nothing', async () => {
+  it('within one batch the first accepted element registers the type; a rejected element registers nothing', async () => {
     const registry = new AttributeTypeRegistry(pools[0] as Pool);
-    const results = await registry.check(accountId, [{ a: 'number' }, { a: 'string', b: 'boolean' }, { b: 'datetime' }]);
-    expect(results).to.deep.equal([null, "attribute 'a' is registered as number and cannot be sent as string", null]);
+    const results = await registry.admit(
+      accountId,
+      [{ c: 'boolean' }, { a: 'number' }, { a: 'string', b: 'boolean' }, { b: 'datetime' }, { c: 'string' }],
+      // The first element fails its other checks: its type of c must not count.
+      (index) => Promise.resolve(index !== 0),
+    );
+    expect(results).to.deep.equal([
+      { accepted: false },
+      { accepted: true },
+      { accepted: false, conflict: "attribute 'a' is registered as number and cannot be sent as string" },
+      { accepted: true },
+      { accepted: true },
+    ]);
     const { rows } = await pools[0]!.query('SELECT key, type FROM attribute_types ORDER BY key');
     expect(rows).to.deep.equal([
       { key: 'a', type: 'number' },
       { key: 'b', type: 'datetime' },
+      { key: 'c', type: 'string' },
     ]);
   });
 });

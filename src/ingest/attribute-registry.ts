@@ -6,8 +6,8 @@ const claimTypes = `INSERT INTO attribute_types (account_id, key, type)
   SELECT $1, k, t FROM unnest($2::text[], $3::text[]) AS u(k, t) ORDER BY k
   ON CONFLICT (account_id, key) DO NOTHING`;
 
-/** For each element: null when accepted, or the message naming the key and both types. */
-export type TypeCheck = (string | null)[];
+/** Whether a user is accepted; a user rejected for its types gets the message naming the key and both types. */
+export type Admission = { accepted: true } | { accepted: false; conflict?: string };
 
 const conflict = (key: string, registered: AttributeType, sent: AttributeType): string =>
   `attribute '${key}' is registered as ${registered} and cannot be sent as ${sent}`;
@@ -39,7 +39,7 @@ export class AttributeTypeRegistry {
   }
 
   /** Loads the registered types of these users' keys that are not cached yet. */
-  async prepare(accountId: string, users: Record<string, AttributeType>[]): Promise<void> {
+  private async prepare(accountId: string, users: Record<string, AttributeType>[]): Promise<void> {
     const known = this.known(accountId);
     await this.load(
       accountId,
@@ -47,11 +47,8 @@ export class AttributeTypeRegistry {
     );
   }
 
-  /**
-   * The conflict of one user's types with the registered types and with `accepted` (the types of
-   * users accepted earlier in the same batch, not registered yet); null when there is none.
-   */
-  conflict(accountId: string, types: Record<string, AttributeType>, accepted: ReadonlyMap<string, AttributeType> = new Map()): string | null {
+  /** The conflict of one user's types with the registered ones and `accepted`; null when none. */
+  private conflict(accountId: string, types: Record<string, AttributeType>, accepted: ReadonlyMap<string, AttributeType>): string | null {
     const known = this.known(accountId);
     for (const [key, type] of Object.entries(types)) {
       const registered = known.get(key) ?? accepted.get(key);
@@ -60,14 +57,8 @@ export class AttributeTypeRegistry {
     return null;
   }
 
-  /** Adds the keys of an accepted user that are not registered yet to `accepted`. */
-  accept(accountId: string, types: Record<string, AttributeType>, accepted: Map<string, AttributeType>): void {
-    const known = this.known(accountId);
-    for (const [key, type] of Object.entries(types)) if (!known.has(key) && !accepted.has(key)) accepted.set(key, type);
-  }
-
-  /** Registers `accepted` types; where a concurrent claim won, the registry then holds the winner. */
-  async claim(accountId: string, accepted: ReadonlyMap<string, AttributeType>): Promise<void> {
+  /** Registers `accepted` types; where a concurrent claim won, the cache then holds the winner. */
+  private async claim(accountId: string, accepted: ReadonlyMap<string, AttributeType>): Promise<void> {
     if (accepted.size === 0) return;
     const keys = [...accepted.keys()];
     await this.pool.query(claimTypes, [accountId, keys, keys.map((key) => accepted.get(key))]);
@@ -76,18 +67,35 @@ export class AttributeTypeRegistry {
   }
 
   /**
-   * Checks the attribute types of several users (in request order) and registers the types of keys
-   * first seen here. A user rejected for a type conflict registers nothing.
+   * Decides, in request order, which users are accepted as far as attribute types go. A user whose
+   * types conflict with the registered ones, or with those of a user accepted before it in the
+   * batch, is rejected; otherwise `gate` (the user's remaining checks) decides. The keys first used
+   * by accepted users are then registered, with their types; a user who loses such a claim to a
+   * concurrent request is rejected after all. So a rejected user never decides a type.
    */
-  async check(accountId: string, users: Record<string, AttributeType>[]): Promise<TypeCheck> {
+  async admit(
+    accountId: string,
+    users: Record<string, AttributeType>[],
+    gate: (index: number) => Promise<boolean> = () => Promise.resolve(true),
+  ): Promise<Admission[]> {
     await this.prepare(accountId, users);
+    const known = this.known(accountId);
     const accepted = new Map<string, AttributeType>();
-    const results: TypeCheck = users.map((types) => {
+    const admissions: Admission[] = [];
+    for (const [index, types] of users.entries()) {
       const problem = this.conflict(accountId, types, accepted);
-      if (!problem) this.accept(accountId, types, accepted);
-      return problem;
-    });
+      if (problem) admissions.push({ accepted: false, conflict: problem });
+      else if (!(await gate(index))) admissions.push({ accepted: false });
+      else {
+        for (const [key, type] of Object.entries(types)) if (!known.has(key) && !accepted.has(key)) accepted.set(key, type);
+        admissions.push({ accepted: true });
+      }
+    }
     await this.claim(accountId, accepted);
-    return users.map((types, i) => results[i] ?? this.conflict(accountId, types));
+    return admissions.map((admission, index) => {
+      if (!admission.accepted) return admission;
+      const lost = this.conflict(accountId, users[index] as Record<string, AttributeType>, new Map());
+      return lost ? { accepted: false, conflict: lost } : admission;
+    });
   }
 }

@@ -77,37 +77,28 @@ function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): N
  * requests racing for the same new key, where the loser's merge claim stays for its retry).
  */
 export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
-  const { registry } = deps;
   const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
-  await registry.prepare(
-    ctx.accountId,
-    outcomes.flatMap((o) => ('user' in o ? [o.types] : [])),
-  );
-  const accepted = new Map<string, AttributeType>();
+  const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
   const merges = new Map<number, NewEvent>();
-  for (const [index, outcome] of outcomes.entries()) {
-    if (!('user' in outcome)) continue;
-    const conflict = registry.conflict(ctx.accountId, outcome.types, accepted);
-    if (conflict) {
-      outcomes[index] = rejected(conflict, 'attribute_type');
-      continue;
-    }
-    const merge = await claimMerge(deps, ctx, outcome, trackIds[index] as string);
-    if ('status' in merge) {
-      outcomes[index] = merge;
-      continue;
-    }
-    if (merge.event) merges.set(index, merge.event);
-    registry.accept(ctx.accountId, outcome.types, accepted);
-  }
-  await registry.claim(ctx.accountId, accepted);
+  const admissions = await deps.registry.admit(
+    ctx.accountId,
+    candidates.map((c) => c.types),
+    async (i) => {
+      const candidate = candidates[i] as Prepared;
+      const merge = await claimMerge(deps, ctx, candidate, trackIds[candidate.index] as string);
+      if ('status' in merge) outcomes[candidate.index] = merge;
+      else if (merge.event) merges.set(candidate.index, merge.event);
+      return !('status' in merge);
+    },
+  );
+  candidates.forEach((candidate, i) => {
+    const admission = admissions[i];
+    if (admission && !admission.accepted && admission.conflict) outcomes[candidate.index] = rejected(admission.conflict, 'attribute_type');
+  });
 
   const decisions: Decision[] = outcomes.map((outcome, index) => {
     if (!('user' in outcome)) return outcome;
-    // Only a concurrent request that registered another type first can reject a user here.
-    const conflict = registry.conflict(ctx.accountId, outcome.types);
-    if (conflict) return rejected(conflict, 'attribute_type');
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
     return { trackId, events: merge ? [upsertEvent(ctx, outcome, trackId), merge] : [upsertEvent(ctx, outcome, trackId)] };
