@@ -30,8 +30,14 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const endpoint = endpointLabel(req);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       services.metrics.requests.inc({ endpoint, status: String(res.statusCode) });
-      services.metrics.latency.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
+      services.metrics.latency.observe({ endpoint }, seconds);
+      // Item-level rejections are counted by the routes; request-level ones (401, 413, 429, ...) here.
+      const reason = res.locals.rejectReason as string | undefined;
+      if (reason && res.locals.itemRejected !== true) services.metrics.rejectedItems.inc({ endpoint, reason });
+      // The access log names the route pattern, never the path: the path holds the license code.
+      services.log.debug({ method: req.method, endpoint, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
     next();
   });

@@ -39,6 +39,7 @@ export function errorHandler(log: Logger) {
       appError = new AppError(500, 'internal error', 'request', 'internal');
     }
     res.locals.rejectReason = appError.reason;
+    res.locals.itemRejected = appError.form === 'item';
     if (res.headersSent) return;
     sendError(res, appError);
   };

@@ -18,7 +18,7 @@ export interface ClassifiedAttributes {
   instants: Record<string, string>;
 }
 
-/** Types of every custom attribute; throws a message naming the key for an impossible date. */
+/** Types of every custom attribute, or a message naming the key of an impossible date. */
 export function classifyAttributes(attributes: Record<string, string | number | boolean>): ClassifiedAttributes | string {
   const types: Record<string, AttributeType> = {};
   const instants: Record<string, string> = {};

@@ -1,3 +1,5 @@
+import { rejected, type ItemResult } from './context.js';
+
 /**
  * Identifiers that SDKs send by mistake (an unset variable printed as text, a placeholder) and
  * that would otherwise merge unrelated people into one profile.
@@ -9,6 +11,15 @@ export function identityProblem(field: string, value: string): string | null {
   const normalized = value.trim().toLowerCase();
   if (normalized === '') return `${field} cannot be empty`;
   if (placeholderIds.has(normalized)) return `${field} '${value}' is a placeholder, not an identity`;
+  return null;
+}
+
+/** The first of these ids that is sent but is not a usable identity, as a rejection; null when all are fine. */
+export function checkIdentities(ids: Record<string, string | null | undefined>): ItemResult | null {
+  for (const [field, id] of Object.entries(ids)) {
+    const problem = typeof id === 'string' ? identityProblem(field, id) : null;
+    if (problem) return rejected(problem, 'identity');
+  }
   return null;
 }
 

@@ -1,6 +1,6 @@
 import { appendDecisions, metadataFor, rejected, type CommandDeps, type Decision, type IngestContext, type ItemResult } from './context.js';
-import { checkIdentities, eventTimes } from './events.js';
-import { streams } from './identifiers.js';
+import { checkIdentities, streams } from './identifiers.js';
+import { eventTimes } from './timestamps.js';
 
 /** A product event that passed schemas/product-event.json. */
 interface ProductEventItem {
@@ -22,7 +22,7 @@ function decide(deps: CommandDeps, ctx: IngestContext, item: unknown): Decision 
   const validation = deps.validator.validate('product-event', item);
   if (!validation.ok) return rejected(validation.message, 'schema');
   const event = item as ProductEventItem;
-  const identity = checkIdentities(event as unknown as Record<string, unknown>, ['userId']);
+  const identity = checkIdentities({ userId: event.userId });
   if (identity) return identity;
   const trackId = ctx.trackIds(0);
   return {
@@ -36,7 +36,7 @@ function decide(deps: CommandDeps, ctx: IngestContext, item: unknown): Decision 
           productId: event.productId,
           userId: event.userId ?? null,
           eventName: event.eventName,
-          ...eventTimes(ctx, event.eventTime),
+          ...eventTimes(event.eventTime, ctx.receivedAt),
           eventData: event.eventData ?? {},
         },
         metadata: metadataFor(ctx, trackId),

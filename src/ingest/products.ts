@@ -1,6 +1,5 @@
 import { appendDecisions, metadataFor, rejected, type CommandDeps, type Decision, type IngestContext, type ItemResult } from './context.js';
-import { checkIdentities } from './events.js';
-import { streams } from './identifiers.js';
+import { checkIdentities, streams } from './identifiers.js';
 
 /** A product that passed schemas/product.json. */
 interface ProductItem {
@@ -14,7 +13,7 @@ function decide(deps: CommandDeps, ctx: IngestContext, item: unknown): Decision 
   if (!validation.ok) return rejected(validation.message, 'schema');
   const product = item as ProductItem;
   if (product.productId.trim() === '') return rejected('productId cannot be empty', 'schema');
-  const identity = checkIdentities(product as unknown as Record<string, unknown>, ['userId']);
+  const identity = checkIdentities({ userId: product.userId });
   if (identity) return identity;
   const trackId = ctx.trackIds(0);
   return {

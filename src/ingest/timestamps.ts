@@ -55,3 +55,8 @@ export function toUtcInstant(value: string): string | null {
   const seconds = utc.toISOString().slice(0, 19);
   return `${seconds}.${(fraction ?? '').padEnd(3, '0').slice(0, 6)}Z`;
 }
+
+/** An event's time as sent and as a UTC instant; without one, the time the service received it. */
+export function eventTimes(eventTime: string | undefined, receivedAt: string): { eventTime: string | null; eventTimeUtc: string } {
+  return eventTime === undefined ? { eventTime: null, eventTimeUtc: receivedAt } : { eventTime, eventTimeUtc: toUtcInstant(eventTime) as string };
+}

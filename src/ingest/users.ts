@@ -2,7 +2,7 @@ import type { NewEvent } from '../eventstore/port.js';
 import { classifyAttributes, type AttributeType } from './attributes.js';
 import type { AttributeTypeRegistry } from './attribute-registry.js';
 import { appendDecisions, metadataFor, rejected, type CommandDeps, type Decision, type IngestContext, type ItemResult } from './context.js';
-import { identityProblem, streams } from './identifiers.js';
+import { checkIdentities, streams } from './identifiers.js';
 import type { IdentityMap } from './identity-map.js';
 import { toUtcInstant } from './timestamps.js';
 import { derivedEventId } from './track-ids.js';
@@ -35,11 +35,8 @@ function prepare(deps: UserCommandDeps, item: unknown, index: number): Prepared 
   const validation = deps.validator.validate('user', item);
   if (!validation.ok) return rejected(validation.message, 'schema');
   const user = item as UserItem;
-  for (const field of ['userId', 'anonymousId'] as const) {
-    const id = user[field];
-    const problem = id === undefined ? null : identityProblem(field, id);
-    if (problem) return rejected(problem, 'identity');
-  }
+  const identity = checkIdentities({ userId: user.userId, anonymousId: user.anonymousId });
+  if (identity) return identity;
   const classified = classifyAttributes(user.attributes);
   if (typeof classified === 'string') return rejected(classified, 'datetime');
   const instants: Record<string, string> = {};
