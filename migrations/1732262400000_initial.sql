@@ -73,6 +73,8 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_custom_plan
 AS $$
 BEGIN
+  -- The same locks append_events takes (they are re-entrant), first: the lookups below must see
+  -- every event committed by whoever held them before.
   PERFORM pg_advisory_xact_lock(7301, h)
     FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
 
@@ -85,19 +87,15 @@ BEGIN
     WHERE NOT EXISTS (SELECT 1 FROM events x WHERE x.event_id = i.id)
     ORDER BY i.id, i.ord
   ),
-  heads AS (
-    SELECT s.stream, (SELECT max(e.stream_position) FROM events e WHERE e.stream_name = s.stream) AS head
-    FROM (SELECT DISTINCT f.stream FROM fresh f) AS s
-  ),
-  inserted AS (
-    INSERT INTO events (stream_name, stream_position, event_id, event_type, data, metadata)
-    SELECT f.stream, COALESCE(h.head, -1) + row_number() OVER (PARTITION BY f.stream ORDER BY f.ord),
-           f.id, f.type, datas->(f.ord::int - 1), metas->(f.ord::int - 1)
-    FROM fresh f JOIN heads h ON h.stream = f.stream
-    ORDER BY f.ord
-    RETURNING events.event_id, events.stream_name, events.stream_position, events.global_position
+  batch AS (
+    SELECT array_agg(f.id ORDER BY f.ord) AS ids, array_agg(f.stream ORDER BY f.ord) AS streams,
+           array_agg(f.type ORDER BY f.ord) AS types,
+           jsonb_agg(datas->(f.ord::int - 1) ORDER BY f.ord) AS datas,
+           jsonb_agg(metas->(f.ord::int - 1) ORDER BY f.ord) AS metas
+    FROM fresh f
   )
-  SELECT n.event_id, n.stream_name, n.stream_position, n.global_position, false FROM inserted n
+  SELECT a.* FROM batch b, append_events(b.ids, b.streams, b.types, b.datas, b.metas) AS a
+  WHERE b.ids IS NOT NULL
   UNION ALL
   SELECT x.event_id, x.stream_name, x.stream_position, x.global_position, true
   FROM events x WHERE x.event_id IN (SELECT i.id FROM input i);
