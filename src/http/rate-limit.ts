@@ -42,6 +42,9 @@ export class IngestRateLimits {
             keyPrefix: 'productsevents',
             points: productEventsPerMinute,
             duration: windowSeconds,
+            // Once the shared count is used up, refuse in memory until the window ends: a flood of
+            // over-limit requests costs no queries.
+            inMemoryBlockOnConsumed: productEventsPerMinute,
           })
         : null;
     this.others = otherPerMinute > 0 ? new RateLimiterMemory({ points: otherPerMinute, duration: windowSeconds }) : null;
