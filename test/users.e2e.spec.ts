@@ -58,4 +58,18 @@ describe('users endpoints (e2e)', () => {
     expect(noAttributes.body).to.deep.equal({ response: { status: 'error', message: 'attributes is required' } });
     expect(await app.events()).to.have.length(0);
   });
+
+  it('answers bulk elements that are not objects with an element error, the others being stored', async () => {
+    const reply = await app.ingest<{ response: { status: string; message?: string }[] }>(account, 'users/bulk', [
+      5,
+      null,
+      'u-1',
+      [],
+      { userId: 'u-1', attributes: {} },
+    ]);
+    expect(reply.status).to.equal(200);
+    expect(reply.body.response.slice(0, 4)).to.deep.equal(Array(4).fill({ status: 'error', message: 'the item must be an object' }));
+    expect(reply.body.response[4]?.status).to.equal('queued');
+    expect(await app.events()).to.have.length(1);
+  });
 });

@@ -29,7 +29,7 @@ export function describeErrors(errors: ErrorObject[]): string {
   if (idRequired) return 'userId or anonymousId is required';
   const error = errors.find((e) => e.keyword === 'propertyNames') ?? errors[0];
   if (!error) return 'invalid item';
-  const field = fieldName(error.instancePath);
+  const field = fieldName(error.instancePath) || 'the item';
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
@@ -52,7 +52,7 @@ export function describeErrors(errors: ErrorObject[]): string {
     case 'maximum':
       return `${field} must be an integer from -2147483648 to 2147483647`;
     default:
-      return `${field || 'body'} ${error.message ?? 'is invalid'}`;
+      return `${field} ${error.message ?? 'is invalid'}`;
   }
 }
 
