@@ -1,15 +1,11 @@
 import { expect } from 'chai';
-import { TestApp, type BulkReply, type Credentials, type SingleReply } from './support/app.js';
+import { servedApp, TestApp, type BulkReply, type Credentials, type SingleReply } from './support/app.js';
 
 describe('durability and idempotency (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   it('every trackID answered 200 under concurrent load is stored, once', async () => {
     const requests = Array.from({ length: 240 }, (_, i) => {

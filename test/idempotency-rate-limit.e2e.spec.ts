@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials, type Reply } from './support/app.js';
+import { servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { bulkResults, eventsOfType, queued, requestError } from './support/replies.js';
 
 const user = { userId: 'u-1', attributes: { plan: 'gold' } };
@@ -10,11 +10,7 @@ describe('Idempotency-Key (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   it('gives a repeated users request the same trackID and stores one event', async () => {
     const first = queued(await app.ingest(account, 'users', user, withKey('key-1')));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials } from './support/app.js';
+import { servedApp, TestApp, type Credentials } from './support/app.js';
 import { eventsOfType, itemError, queued } from './support/replies.js';
 
 const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
@@ -8,11 +8,7 @@ describe('Idempotency-Key replays (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   it('replays the recorded reply to a repeat with another body, running nothing of it', async () => {
     const first = await app.ingest(account, 'users', { userId: 'u9', anonymousId: 'a1', attributes: {} }, withKey('K1'));

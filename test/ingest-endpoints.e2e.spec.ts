@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials } from './support/app.js';
+import { servedApp, TestApp, type Credentials } from './support/app.js';
 import { accountIdOf, expectMetadata, itemError, queued, storesNothing } from './support/replies.js';
 
 const badEventTimes = ['2024-01-01T10:00:00+05', '2024-13-01T00:00:00', '2024-01-01 10:00:00', '2024-02-30T00:00:00'];
@@ -18,11 +18,7 @@ describe('ingest endpoints: accepted items are stored as events (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   it('stores an event as EventTracked on the user stream, keeping eventTime as sent', async () => {
     const trackID = queued(
@@ -147,11 +143,7 @@ describe('ingest endpoints: rejected items store nothing (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  before(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  after(() => app.stop());
+  servedApp((started) => ({ app, account } = started), { scope: 'suite' });
 
   const rejected = (endpoint: string, body: unknown): Promise<string> =>
     storesNothing(app, async () => itemError(await app.ingest(account, endpoint, body)));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { adminToken, TestApp, type Credentials } from './support/app.js';
+import { adminToken, servedApp, TestApp, type Credentials } from './support/app.js';
 import { bulkResults, itemError, queued, requestError, storesNothing } from './support/replies.js';
 
 const event = { userId: 'u-1', eventName: 'Viewed' };
@@ -75,11 +75,7 @@ describe('protocol: request-level errors and body limits (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  before(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  after(() => app.stop());
+  servedApp((started) => ({ app, account } = started), { scope: 'suite' });
 
   it('answers malformed JSON with 400 form A', async () => {
     await storesNothing(app, async () => requestError(await app.ingest(account, 'events', undefined, { raw: '{"userId": "u-1", ' }), 400));
@@ -141,11 +137,7 @@ describe('protocol: health and metrics (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  before(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  after(() => app.stop());
+  servedApp((started) => ({ app, account } = started), { scope: 'suite' });
 
   it('answers GET /healthz with 200 {status: ok}', async () => {
     const reply = await app.request('GET', '/healthz');

@@ -1,17 +1,13 @@
 import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
-import { TestApp, type Credentials } from './support/app.js';
+import { servedApp, TestApp, type Credentials } from './support/app.js';
 import { itemError, queued, requestError, storesNothing } from './support/replies.js';
 
 describe('robustness: odd input and a hung store (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start({ queryTimeoutMs: 800 });
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started), { config: { queryTimeoutMs: 800 } });
 
   it('rejects numbers JSON can carry but a double cannot (1e400), at any depth, naming the field', async () => {
     const top = await storesNothing(app, () => app.ingest(account, 'events', {}, { raw: '{"userId":"u1","eventName":"x","eventData":{"n":1e400}}' }));

@@ -1,16 +1,12 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials } from './support/app.js';
+import { servedApp, TestApp, type Credentials } from './support/app.js';
 import { bulkResults, eventsOfType, requestError, storesNothing, uuidPattern } from './support/replies.js';
 
 describe('users bulk (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   const users = (count: number): Record<string, unknown>[] =>
     Array.from({ length: count }, (_, i) => ({ userId: `u-${i}`, attributes: { rank: i } }));

@@ -1,16 +1,12 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials, type Reply } from './support/app.js';
+import { servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { eventsOfType, itemError, queued, storesNothing } from './support/replies.js';
 
 describe('users: system and custom attributes (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  before(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  after(() => app.stop());
+  servedApp((started) => ({ app, account } = started), { scope: 'suite' });
 
   const user = (fields: Record<string, unknown>, attributes: unknown = {}): Record<string, unknown> => ({ userId: 'u-1', ...fields, attributes });
   const rejected = (body: unknown): Promise<string> => storesNothing(app, async () => itemError(await app.ingest(account, 'users', body)));
@@ -67,11 +63,7 @@ describe('users: the attribute type registry (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   const send = (attributes: Record<string, unknown>, userId = 'u-1', to = account): Promise<Reply> =>
     app.ingest(to, 'users', { userId, attributes });
@@ -150,11 +142,7 @@ describe('users: merging an anonymous profile into a known user (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   const merge = (userId: string, anonymousId: string): Promise<Reply> => app.ingest(account, 'users', { userId, anonymousId, attributes: {} });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials, type SingleReply } from './support/app.js';
+import { servedApp, TestApp, type Credentials, type SingleReply } from './support/app.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -7,11 +7,7 @@ describe('users endpoints (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  beforeEach(async () => {
-    app = await TestApp.start();
-    account = await app.account();
-  });
-  afterEach(() => app.stop());
+  servedApp((started) => ({ app, account } = started));
 
   it('queues a known user and stores a UserUpserted on the user stream with its metadata', async () => {
     const reply = await app.ingest<SingleReply>(account, 'users', {

@@ -107,6 +107,25 @@ export class TestApp {
   }
 }
 
+/**
+ * Starts a TestApp with one account before each test (or, with `scope: 'suite'`, once for the
+ * describe block) and stops it afterwards; `use` receives both, e.g.
+ * `servedApp((started) => ({ app, account } = started))`.
+ */
+export function servedApp(
+  use: (started: { app: TestApp; account: Credentials }) => void,
+  { scope = 'test', config = {} }: { scope?: 'test' | 'suite'; config?: Partial<Config> } = {},
+): void {
+  let app: TestApp | undefined;
+  (scope === 'test' ? beforeEach : before)(async () => {
+    app = await TestApp.start(config);
+    use({ app, account: await app.account() });
+  });
+  (scope === 'test' ? afterEach : after)(async () => {
+    await app?.stop();
+  });
+}
+
 export interface StoredEvent {
   global_position: number;
   stream_name: string;
