@@ -121,16 +121,19 @@ CREATE TABLE identity_merges (
   PRIMARY KEY (account_id, anonymous_id)
 );
 
--- Idempotency-Key windows: a key repeated within 24 hours of window_start gets the same trackIDs;
--- once its first request has been answered 200, the recorded reply is replayed as it was.
+-- Idempotency-Key windows: a key repeated within 24 hours of window_start, with the same body
+-- (body_hash), gets the same trackIDs; once its first request has been answered 200, the recorded
+-- reply is replayed as it was.
 CREATE TABLE idempotency_keys (
   account_id    uuid NOT NULL REFERENCES accounts(id),
   endpoint      text NOT NULL,
   key           text NOT NULL,
   window_start  timestamptz NOT NULL,
+  body_hash     bytea NOT NULL,
   reply         jsonb,
   PRIMARY KEY (account_id, endpoint, key)
 );
+CREATE INDEX idempotency_keys_window ON idempotency_keys (window_start);
 
 -- Shared request counters of the rate limiter (the layout rate-limiter-flexible expects).
 CREATE TABLE rate_limits (

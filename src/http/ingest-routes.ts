@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { badRequest, invalidItem } from '../errors.js';
+import { AppError, badRequest, invalidItem } from '../errors.js';
 import type { Endpoint, IngestContext, ItemResult } from '../ingest/context.js';
 import { ingestEvent } from '../ingest/events.js';
 import { ingestProductEvent } from '../ingest/product-events.js';
@@ -33,18 +33,27 @@ export function ingestRoutes(services: Services): Router {
 
   /**
    * Runs a command under the request's Idempotency-Key, if any, and sends its reply. A key whose
-   * first request was answered gets that reply again (marked Idempotent-Replayed) without running.
+   * first request was answered gets that reply again (marked Idempotent-Replayed) without running;
+   * a key first used with another body is refused.
    */
   async function serve(req: Request, res: Response, endpoint: Endpoint, run: (ctx: IngestContext) => Promise<ReplyBody>): Promise<void> {
     const accountId = accountOf(res).id;
     const key = req.get('idempotency-key');
-    const idempotent = key === undefined ? null : await services.idempotency.open(accountId, endpoint, key);
+    const idempotent = key === undefined ? null : await services.idempotency.open(accountId, endpoint, key, req.body);
     if (idempotent?.recordedReply) {
       res.set('Idempotent-Replayed', 'true').json(idempotent.recordedReply);
       return;
     }
     const ctx = { accountId, endpoint, receivedAt: new Date().toISOString(), trackIds: idempotent?.trackIds ?? freshTrackIds };
-    const body = await run(ctx);
+    let body: ReplyBody;
+    try {
+      body = await run(ctx);
+    } catch (error) {
+      // An invalid item stored nothing: the key is free again for a corrected request. After any
+      // other failure the items may be stored, so the key stays bound to this body and its ids.
+      if (idempotent && error instanceof AppError && error.form === 'item') await idempotent.release();
+      throw error;
+    }
     // The items are stored; without the record a repeat still stores nothing new (same trackIDs).
     await idempotent?.record(body).catch((error: unknown) => services.log.warn({ err: error, endpoint }, 'reply of an Idempotency-Key not recorded'));
     res.json(body);
