@@ -25,6 +25,16 @@ CREATE TABLE events (
 );
 CREATE INDEX events_catch_up ON events (transaction_id, global_position);
 
+-- Takes a transaction-scoped advisory lock on each stream, in one global order, so that writers of
+-- the same streams queue up and concurrent batches cannot deadlock.
+CREATE FUNCTION lock_streams(stream_names text[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  -- PERFORM runs the query to its end: every stream is locked.
+  PERFORM pg_advisory_xact_lock(7301, h)
+    FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
+END;
+$$;
+
 -- Appends a batch atomically, in the order given: ids, streams and types are parallel arrays, and
 -- data and metadata JSON arrays of the same length. Each stream's next position is its highest
 -- stored position plus one, read under a transaction-scoped advisory lock on the stream (taken in
@@ -39,8 +49,7 @@ RETURNS TABLE (out_event_id uuid, out_stream_name text, out_stream_position bigi
                out_global_position bigint, out_duplicate boolean)
 LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(7301, h)
-    FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
+  PERFORM lock_streams(stream_names);
 
   -- A new statement, so its snapshot sees every event committed by whoever held the locks before.
   RETURN QUERY
@@ -73,10 +82,9 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_custom_plan
 AS $$
 BEGIN
-  -- The same locks append_events takes (they are re-entrant), first: the lookups below must see
-  -- every event committed by whoever held them before.
-  PERFORM pg_advisory_xact_lock(7301, h)
-    FROM (SELECT DISTINCT hashtext(s) AS h FROM unnest(stream_names) AS s ORDER BY 1) AS locks;
+  -- The locks append_events takes (they are re-entrant), first: the lookups below must see every
+  -- event committed by whoever held them before.
+  PERFORM lock_streams(stream_names);
 
   RETURN QUERY
   WITH input AS (
@@ -150,5 +158,6 @@ DROP TABLE identity_merges;
 DROP TABLE attribute_types;
 DROP FUNCTION append_events_dedupe(uuid[], text[], text[], jsonb, jsonb);
 DROP FUNCTION append_events(uuid[], text[], text[], jsonb, jsonb);
+DROP FUNCTION lock_streams(text[]);
 DROP TABLE events;
 DROP TABLE accounts;

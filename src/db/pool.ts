@@ -1,7 +1,6 @@
 import pg from 'pg';
 
 export type Pool = pg.Pool;
-export type PoolClient = pg.PoolClient;
 
 // int8 (bigint) columns come back as strings by default; positions fit in a JS number for any
 // realistic store (2^53 events), and numbers keep the replies and read models simple.
