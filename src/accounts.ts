@@ -70,6 +70,11 @@ export class AccountDirectory {
     return matches ? entry.account : null;
   }
 
+  /** The account of a license code, for callers already authenticated otherwise (the admin token). */
+  async find(licenseCode: string): Promise<Account | null> {
+    return (await this.lookup(licenseCode)).account;
+  }
+
   private async lookup(licenseCode: string): Promise<CachedAccount> {
     const now = Date.now();
     if (!licenseCodeShape.test(licenseCode)) return { account: null, tokenHash: unknownAccountHash, expiresAt: now };

@@ -14,6 +14,12 @@ export interface Config {
   /** A database query unanswered for this long fails, and the request gets 503. */
   queryTimeoutMs: number;
   logLevel: string;
+  /** Whether `npm start` also runs the projection workers (PROJECTIONS=off: API only). */
+  runProjections: boolean;
+  /** Events a projection reads and applies per transaction. */
+  projectionBatchSize: number;
+  /** How long a caught-up projection worker waits before looking for events from other processes. */
+  projectionPollMs: number;
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -34,5 +40,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
     queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),
     logLevel: env.LOG_LEVEL || 'info',
+    runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
+    projectionBatchSize: Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 2_000)),
+    projectionPollMs: Math.max(1, intSetting(env, 'PROJECTION_POLL_MS', 100)),
   };
 }

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one service instance (own registry, so several instances can live in one process). */
 export class Metrics {
@@ -37,6 +37,41 @@ export class Metrics {
     name: 'ingest_accepted_items_total',
     help: 'Items durably stored and answered queued, by endpoint',
     labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionEventsApplied = new Counter({
+    name: 'projection_events_applied_total',
+    help: 'Events applied to the read models, by projection',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionApplyRate = new Gauge({
+    name: 'projection_events_applied_per_second',
+    help: 'Events applied per second over the last few seconds, by projection (active worker only)',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionLagEvents = new Gauge({
+    name: 'projection_lag_events',
+    help: 'Stored events the projection has not applied yet (active worker only)',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionLagSeconds = new Gauge({
+    name: 'projection_lag_seconds',
+    help: 'Age of the oldest stored event the projection has not applied yet; 0 when caught up (active worker only)',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionActive = new Gauge({
+    name: 'projection_active',
+    help: '1 when this process runs the projection, 0 when it stands by',
+    labelNames: ['projection'] as const,
     registers: [this.registry],
   });
 

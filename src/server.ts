@@ -7,6 +7,7 @@ import { createPool } from './db/pool.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { createServices, type Services } from './services.js';
+import { startProjectionWorkers } from '../projections/index.js';
 
 export interface RunningService {
   port: number;
@@ -37,6 +38,18 @@ export async function startService(config: Config, log: Logger): Promise<Running
   }
   const pool = createPool(database.url, 20, config.queryTimeoutMs);
   const services = createServices(config, pool, log);
+  const projections = config.runProjections
+    ? startProjectionWorkers({
+        databaseUrl: database.url,
+        queryTimeoutMs: config.queryTimeoutMs,
+        store: services.store,
+        log,
+        metrics: services.metrics,
+        batchSize: config.projectionBatchSize,
+        pollMs: config.projectionPollMs,
+      })
+    : null;
+  if (projections) services.appends.on('appended', () => projections.workers.wake());
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
   const server = createServer({ keepAliveTimeout: 5_000 }, app);
@@ -71,6 +84,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
       clearTimeout(idle);
       clearTimeout(force);
       await services.store.close();
+      await projections?.stop();
       await pool.end();
       await database.stop();
       log.info('stopped');

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { AccountDirectory } from './accounts.js';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
@@ -24,15 +25,24 @@ export interface Services {
   idempotency: IdempotencyKeys;
   accounts: AccountDirectory;
   rateLimits: IngestRateLimits;
+  /** Emits 'appended' after each committed append batch, so that projection workers look at once. */
+  appends: EventEmitter<{ appended: [] }>;
 }
 
 export function createServices(config: Config, pool: Pool, log: Logger, metrics = new Metrics()): Services {
+  const appends = new EventEmitter<{ appended: [] }>();
   return {
     config,
     log,
     pool,
     metrics,
-    store: new PostgresEventStore(pool, { onBatch: (events) => metrics.appendBatchEvents.observe(events) }),
+    appends,
+    store: new PostgresEventStore(pool, {
+      onBatch: (events) => {
+        metrics.appendBatchEvents.observe(events);
+        appends.emit('appended');
+      },
+    }),
     validator: new Validator(),
     registry: new AttributeTypeRegistry(pool),
     identities: new IdentityMap(pool),

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import { startEmbeddedPostgres } from './embedded.js';
+import { runningEmbeddedServer, startEmbeddedPostgres } from './embedded.js';
 import { withDatabase } from './pool.js';
 
 export interface Database {
@@ -23,9 +23,14 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   }
 }
 
-/** DATABASE_URL when set; otherwise the embedded server, started now, with its own database. */
-export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+/**
+ * DATABASE_URL when set; otherwise the embedded server, started now, with its own database. With
+ * `shared`, an embedded server already running on DATA_DIR (the service's) is used if there is one.
+ */
+export async function openDatabase(config: Config, log: Logger, { shared = false } = {}): Promise<Database> {
   if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined };
+  const running = shared ? await runningEmbeddedServer(config.dataDir) : null;
+  if (running) return { url: withDatabase(running, embeddedDatabaseName), stop: async () => undefined };
   const server = await startEmbeddedPostgres(config.dataDir, log);
   try {
     await ensureDatabase(server.url, embeddedDatabaseName);

@@ -163,3 +163,27 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     }
   }
 }
+
+/**
+ * The address of an embedded server already running on `dataDir` (started by `npm start`), so
+ * that a worker or the CLI can use it beside the service; null when none is running.
+ */
+export async function runningEmbeddedServer(dataDir: string): Promise<string | null> {
+  try {
+    const { user, password } = JSON.parse(await readFile(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
+    // postmaster.pid: pid, data directory, start time, port, ...
+    const lines = (await readFile(join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n');
+    const pid = Number(lines[0]);
+    const port = Number(lines[3]);
+    if (!Number.isInteger(pid) || !Number.isInteger(port) || port <= 0) return null;
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      // EPERM: alive, under another user (the `postgres` user when the service runs as root).
+      if ((error as { code?: string }).code !== 'EPERM') return null;
+    }
+    return `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  } catch {
+    return null;
+  }
+}

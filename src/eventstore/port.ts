@@ -39,8 +39,24 @@ export interface RecordedEvent {
 
 export interface ReadAllResult {
   events: RecordedEvent[];
-  /** Opaque position to pass to the next read; unchanged when nothing new was read. */
+  /**
+   * Opaque position to pass to the next read: past every event looked at, also those the filter
+   * left out; unchanged when nothing new was read.
+   */
   checkpoint: string | null;
+}
+
+export interface ReadFilter {
+  /** Only events of these types are returned; the checkpoint still moves past the others. */
+  types?: readonly EventType[];
+}
+
+/** How far a reader at some checkpoint is behind the head of the store. */
+export interface Backlog {
+  /** Events (of the filter's types) after the checkpoint. */
+  events: number;
+  /** When the oldest of them was recorded; null when there are none. */
+  oldestRecordedAt: string | null;
 }
 
 /**
@@ -49,8 +65,12 @@ export interface ReadAllResult {
  */
 export interface EventStore {
   append(events: NewEvent[]): Promise<AppendedEvent[]>;
-  /** Events after `checkpoint` (null: from the start) in an order that never skips a late commit. */
-  readAll(checkpoint: string | null, limit: number): Promise<ReadAllResult>;
+  /**
+   * Up to `limit` events after `checkpoint` (null: from the start), in an order that never skips a
+   * late commit: the catch-up read of projections.
+   */
+  readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult>;
+  backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog>;
   readStream(stream: string, fromPosition?: number, limit?: number): Promise<RecordedEvent[]>;
   /** Throws when the store cannot accept appends. */
   ping(): Promise<void>;

@@ -20,16 +20,28 @@ export function appendEvents(events: NewEvent[], dedupe: boolean): { text: strin
 const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
   recorded_at, transaction_id::text AS transaction_id`;
 
+/** $4: the event types wanted, or NULL for all; the payload of other events is not sent. */
+const filteredColumns = `global_position, stream_name, stream_position, event_id, event_type,
+  ($4::text[] IS NULL OR event_type = ANY($4)) AS wanted,
+  CASE WHEN $4::text[] IS NULL OR event_type = ANY($4) THEN data END AS data,
+  CASE WHEN $4::text[] IS NULL OR event_type = ANY($4) THEN metadata END AS metadata,
+  recorded_at, transaction_id::text AS transaction_id`;
+
 /**
  * Catch-up read. Rows are ordered by writing transaction, then position, and only rows of
  * transactions older than every transaction still running are returned: a transaction that
  * commits late can therefore never be passed over by a cursor that has moved on.
  */
-export const readAllAfter = `SELECT ${recordedColumns} FROM events
+export const readAllAfter = `SELECT ${filteredColumns} FROM events
   WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
     AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
   ORDER BY transaction_id, global_position
   LIMIT $3`;
+
+/** Events after a checkpoint, committed or about to be visible: what a reader there has still to read. */
+export const backlogAfter = `SELECT count(*) AS events, min(recorded_at) AS oldest FROM events
+  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+    AND ($3::text[] IS NULL OR event_type = ANY($3))`;
 
 export const readStream = `SELECT ${recordedColumns} FROM events
   WHERE stream_name = $1 AND stream_position >= $2

@@ -2,7 +2,7 @@ import type { Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { storeUnavailable } from '../errors.js';
 import { GroupCommitter } from './group-commit.js';
-import type { AppendedEvent, EventStore, NewEvent, ReadAllResult, RecordedEvent, EventType, EventMetadata } from './port.js';
+import type { AppendedEvent, Backlog, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent, EventType, EventMetadata } from './port.js';
 import * as sql from './postgres-sql.js';
 
 export interface PostgresEventStoreOptions {
@@ -150,14 +150,30 @@ export class PostgresEventStore implements EventStore {
     return isUnavailableError(error) ? storeUnavailable() : error;
   }
 
-  async readAll(checkpoint: string | null, limit: number): Promise<ReadAllResult> {
+  async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
-    const { rows } = await this.pool.query<EventRow>(sql.readAllAfter, [transactionId, globalPosition, limit]);
+    const { rows } = await this.pool.query<EventRow & { wanted: boolean }>(sql.readAllAfter, [
+      transactionId,
+      globalPosition,
+      limit,
+      filter.types ?? null,
+    ]);
     const last = rows.at(-1);
     return {
-      events: rows.map(toRecorded),
+      events: rows.filter((row) => row.wanted).map(toRecorded),
       checkpoint: last ? encodeCheckpoint(last.transaction_id, last.global_position) : checkpoint,
     };
+  }
+
+  async backlog(checkpoint: string | null, filter: ReadFilter = {}): Promise<Backlog> {
+    const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
+    const { rows } = await this.pool.query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [
+      transactionId,
+      globalPosition,
+      filter.types ?? null,
+    ]);
+    const row = rows[0];
+    return { events: row?.events ?? 0, oldestRecordedAt: row?.oldest ? row.oldest.toISOString() : null };
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {

@@ -4,6 +4,7 @@ import { adminRoutes } from './admin-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
+import { readRoutes } from './read-routes.js';
 
 /** Route label for metrics: the matched pattern's last part (users, users/bulk, ...), never the license code. */
 function endpointLabel(req: Request): string {
@@ -44,6 +45,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
 
   app.use(opsRoutes(services, isShuttingDown));
   app.use('/v1/accounts/:license', ingestRoutes(services));
+  app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
   app.use(unknownPath);
   app.use(errorHandler(services.log));

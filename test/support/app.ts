@@ -8,6 +8,16 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services.js';
 import { freshDatabase, type TestDatabase } from './database.js';
+import { projections, startProjectionWorkers } from '../../projections/index.js';
+import { selectCheckpoint, type CheckpointRow } from '../../projections/checkpoints-sql.js';
+
+export interface StartOptions {
+  /** The database of another TestApp: two apps on one database behave like two processes. */
+  database?: TestDatabase;
+  log?: Logger;
+  /** Also run the projection workers, as `npm start` does. */
+  projections?: boolean;
+}
 
 export const adminToken = 'test-admin-token';
 
@@ -39,13 +49,14 @@ export class TestApp {
     readonly database: TestDatabase,
     private readonly server: Server,
     private readonly ownsDatabase: boolean,
+    private readonly workers: { stop(): Promise<void> } | null,
   ) {}
 
   /**
    * Starts the app on a fresh database, or on `shared.database` of another TestApp: two apps on one
    * database behave like two processes of the service.
    */
-  static async start(overrides: Partial<Config> = {}, shared?: { database?: TestDatabase; log?: Logger }): Promise<TestApp> {
+  static async start(overrides: Partial<Config> = {}, shared?: StartOptions): Promise<TestApp> {
     const database = shared?.database ?? (await freshDatabase());
     const config = { ...loadConfig({}), adminToken, port: 0, ...overrides };
     const pool = createPool(database.url, 20, config.queryTimeoutMs);
@@ -55,7 +66,21 @@ export class TestApp {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as AddressInfo;
-    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared?.database);
+    let workers = null;
+    if (shared?.projections) {
+      const started = startProjectionWorkers({
+        databaseUrl: database.url,
+        queryTimeoutMs: config.queryTimeoutMs,
+        store: services.store,
+        log: services.log,
+        metrics: services.metrics,
+        pollMs: 20,
+        batchSize: config.projectionBatchSize,
+      });
+      services.appends.on('appended', () => started.workers.wake());
+      workers = started;
+    }
+    return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared?.database, workers);
   }
 
   async stop(): Promise<void> {
@@ -64,8 +89,30 @@ export class TestApp {
       this.server.closeAllConnections();
     });
     await this.services.store.close();
+    await this.workers?.stop();
     await this.pool.end();
     if (this.ownsDatabase) await this.database.drop();
+  }
+
+  /** Resolves once every projection has applied every stored event (read models are up to date). */
+  async projected(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let behind = 0;
+      for (const projection of projections) {
+        const { rows } = await this.pool.query<CheckpointRow>(selectCheckpoint, [projection.name]);
+        const backlog = await this.services.store.backlog(rows[0]?.checkpoint ?? null, { types: projection.eventTypes });
+        behind += backlog.events;
+      }
+      if (behind === 0) return;
+      if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** GET with the given Authorization header (default: none). */
+  get<T = unknown>(path: string, authorization?: string): Promise<Reply<T>> {
+    return this.request<T>('GET', path, undefined, authorization === undefined ? {} : { authorization });
   }
 
   async account(name = 'acme'): Promise<Credentials> {
@@ -114,11 +161,11 @@ export class TestApp {
  */
 export function servedApp(
   use: (started: { app: TestApp; account: Credentials }) => void,
-  { scope = 'test', config = {} }: { scope?: 'test' | 'suite'; config?: Partial<Config> } = {},
+  { scope = 'test', config = {}, projections = false }: { scope?: 'test' | 'suite'; config?: Partial<Config>; projections?: boolean } = {},
 ): void {
   let app: TestApp | undefined;
   (scope === 'test' ? beforeEach : before)(async () => {
-    app = await TestApp.start(config);
+    app = await TestApp.start(config, { projections });
     use({ app, account: await app.account() });
   });
   (scope === 'test' ? afterEach : after)(async () => {

@@ -1,0 +1,59 @@
+/** SQL of projection checkpoints (table projection_checkpoints). */
+
+export interface CheckpointRow {
+  projection: string;
+  checkpoint: string | null;
+  events_applied: number;
+  updated_at: Date;
+  rebuild_requested_at: Date | null;
+  rebuild_started_at: Date | null;
+  rebuild_finished_at: Date | null;
+  rebuild_target: number | null;
+}
+
+/** First key of the advisory locks held by active projection workers (the second is the projection's). */
+export const projectionLockClass = 7302;
+
+export const ensureCheckpoint = 'INSERT INTO projection_checkpoints (projection) VALUES ($1) ON CONFLICT DO NOTHING';
+
+export const selectCheckpoint = 'SELECT * FROM projection_checkpoints WHERE projection = $1';
+
+export const selectCheckpoints = 'SELECT * FROM projection_checkpoints';
+
+/**
+ * Moves the checkpoint from $2 to $3 after a batch of $4 events, in the batch's transaction. It
+ * matches no row if the checkpoint is not where this worker read from, or a rebuild is wanted: the
+ * batch is then rolled back.
+ */
+export const advanceCheckpoint = `UPDATE projection_checkpoints
+  SET checkpoint = $3, events_applied = events_applied + $4, updated_at = now()
+  WHERE projection = $1 AND checkpoint IS NOT DISTINCT FROM $2 AND rebuild_requested_at IS NULL
+  RETURNING *`;
+
+/** Back to the start, with $2 events to replay; run with the truncation of the read models. */
+export const restartCheckpoint = `UPDATE projection_checkpoints
+  SET checkpoint = NULL, events_applied = 0, updated_at = now(), rebuild_requested_at = NULL,
+      rebuild_started_at = now(), rebuild_finished_at = NULL, rebuild_target = $2
+  WHERE projection = $1
+  RETURNING *`;
+
+export const finishRebuild = `UPDATE projection_checkpoints SET rebuild_finished_at = now()
+  WHERE projection = $1 AND rebuild_started_at IS NOT NULL AND rebuild_finished_at IS NULL
+  RETURNING *`;
+
+export const requestRebuild = `INSERT INTO projection_checkpoints (projection, rebuild_requested_at) VALUES ($1, now())
+  ON CONFLICT (projection) DO UPDATE SET rebuild_requested_at = now()
+  RETURNING *`;
+
+/** Whether this session got the projection's lock; it is held until the session ends. */
+export const tryLock = `SELECT pg_try_advisory_lock(${projectionLockClass}, $1) AS locked`;
+
+/** Sessions holding a projection lock in this database. */
+export const lockHolders = `SELECT l.objid::bigint AS lock_key, a.pid, a.application_name, a.backend_start
+  FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+  WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${projectionLockClass} AND l.objsubid = 2
+    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+
+/** Sessions of projection workers in this database (active and standby). */
+export const workerSessions = `SELECT pid, application_name FROM pg_stat_activity
+  WHERE datname = current_database() AND application_name LIKE 'tracking-projection %'`;

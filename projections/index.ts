@@ -1,0 +1,57 @@
+import { createPool } from '../src/db/pool.js';
+import { leadsProjection } from './leads.js';
+import { productsProjection } from './products.js';
+import type { Projection } from './projection.js';
+import { ProjectionRunner, type RunnerOptions } from './runner.js';
+import { trackIndexProjection } from './track-index.js';
+import { userEventsProjection } from './user-events.js';
+
+export type { Projection } from './projection.js';
+
+/** Every projection, each with its own checkpoint, lock and worker. */
+export const projections: readonly Projection[] = [leadsProjection, userEventsProjection, productsProjection, trackIndexProjection];
+
+export function projectionNamed(name: string): Projection | undefined {
+  return projections.find((p) => p.name === name);
+}
+
+/** The workers of one process: one runner per projection, active or standing by. */
+export class ProjectionWorkers {
+  readonly runners: ProjectionRunner[];
+
+  constructor(options: RunnerOptions, selected: readonly Projection[] = projections) {
+    this.runners = selected.map((projection) => new ProjectionRunner(projection, options));
+  }
+
+  start(): this {
+    for (const runner of this.runners) runner.start();
+    return this;
+  }
+
+  /** Events were appended in this process. */
+  wake(): void {
+    for (const runner of this.runners) runner.wake();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.runners.map((runner) => runner.stop()));
+  }
+}
+
+/** The projection workers of a process, on a pool of their own (each keeps one connection). */
+export function startProjectionWorkers(options: Omit<RunnerOptions, 'pool'> & { databaseUrl: string; queryTimeoutMs: number }): {
+  workers: ProjectionWorkers;
+  stop(): Promise<void>;
+} {
+  const { databaseUrl, queryTimeoutMs, ...runnerOptions } = options;
+  // A rebuild's batches are larger than requests' queries: more time before one is given up.
+  const pool = createPool(databaseUrl, projections.length + 2, Math.max(queryTimeoutMs, 60_000));
+  const workers = new ProjectionWorkers({ ...runnerOptions, pool }).start();
+  return {
+    workers,
+    stop: async () => {
+      await workers.stop();
+      await pool.end();
+    },
+  };
+}

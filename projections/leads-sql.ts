@@ -1,0 +1,34 @@
+/** SQL of the leads projection. Rows travel as JSON keyed by column name, in both directions. */
+
+/** Every column of `leads`, in table order (jsonb_populate_recordset fills them by name). */
+const leadColumns = [
+  'account_id', 'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'email',
+  'birth_date', 'gender', 'maritial_status', 'children', 'education', 'title', 'address', 'city', 'state',
+  'zipcode', 'country', 'phone', 'job_position', 'company', 'number_of_employees', 'annual_revenue',
+  'opt_in_sms', 'opt_in_email', 'mobile', 'last_active', 'updated_at', 'date_identified', 'points',
+  'device_type', 'utm_source', 'attributes', 'attribute_types', 'own_keys', 'anonymous_ids', 'merged_into',
+  'version', 'created_position', 'created_at', 'changed_at',
+] as const;
+
+const keyColumns = new Set(['account_id', 'profile_kind', 'profile_id']);
+
+/** $1 account ids, $2 anonymous ids (parallel arrays). */
+export const selectMerges = `SELECT m.account_id, m.anonymous_id, m.user_id
+  FROM lead_merges m JOIN unnest($1::uuid[], $2::text[]) AS k(account_id, anonymous_id)
+    ON m.account_id = k.account_id AND m.anonymous_id = k.anonymous_id`;
+
+/** $1 account ids, $2 kinds, $3 profile ids (parallel arrays). */
+export const selectLeads = `SELECT to_jsonb(l) AS row
+  FROM leads l JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS k(account_id, profile_kind, profile_id)
+    ON l.account_id = k.account_id AND l.profile_kind = k.profile_kind AND l.profile_id = k.profile_id`;
+
+/** $1 a JSON array of whole rows. */
+export const upsertLeads = `INSERT INTO leads (${leadColumns.join(', ')})
+  SELECT ${leadColumns.join(', ')} FROM jsonb_populate_recordset(NULL::leads, $1::jsonb)
+  ON CONFLICT (account_id, profile_kind, profile_id) DO UPDATE SET
+  ${leadColumns.filter((c) => !keyColumns.has(c)).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+/** $1 a JSON array of {account_id, anonymous_id, user_id}. */
+export const insertMerges = `INSERT INTO lead_merges (account_id, anonymous_id, user_id)
+  SELECT account_id, anonymous_id, user_id FROM jsonb_populate_recordset(NULL::lead_merges, $1::jsonb)
+  ON CONFLICT DO NOTHING`;

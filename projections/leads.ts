@@ -1,0 +1,36 @@
+import type { RecordedEvent } from '../src/eventstore/port.js';
+import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow, type ProfileKind } from './lead-fold.js';
+import * as sql from './leads-sql.js';
+import type { Db, Projection } from './projection.js';
+
+/** Leads: one row per profile, known or anonymous, from UserUpserted and ProfilesMerged. */
+export const leadsProjection: Projection = {
+  name: 'leads',
+  lockKey: 1,
+  eventTypes: ['UserUpserted', 'ProfilesMerged'],
+  tables: ['leads', 'lead_merges'],
+
+  async apply(db: Db, events: RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const keys = leadKeysOf(events);
+    const merges = keys.anonymous.length
+      ? (await db.query<LeadMerge>(sql.selectMerges, [keys.anonymous.map((k) => k[0]), keys.anonymous.map((k) => k[1])])).rows
+      : [];
+    // Anonymous profiles merged earlier pass what they are sent on to their known profile.
+    const rowKeys: [string, ProfileKind, string][] = [...keys.rows, ...merges.map((m): [string, ProfileKind, string] => [m.account_id, 'user', m.user_id])];
+    const { rows } = await db.query<{ row: LeadRow }>(sql.selectLeads, [
+      rowKeys.map((k) => k[0]),
+      rowKeys.map((k) => k[1]),
+      rowKeys.map((k) => k[2]),
+    ]);
+    const book = new LeadBook(
+      rows.map((r) => r.row),
+      merges,
+    );
+    for (const event of events) book.apply(event);
+    const changed = book.changedRows();
+    if (changed.length) await db.query(sql.upsertLeads, [JSON.stringify(changed)]);
+    const added = book.addedMerges();
+    if (added.length) await db.query(sql.insertMerges, [JSON.stringify(added)]);
+  },
+};

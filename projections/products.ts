@@ -1,0 +1,93 @@
+import type { RecordedEvent } from '../src/eventstore/port.js';
+import type { Db, Projection } from './projection.js';
+
+/** Data of ProductSubmitted and ProductEventTracked events (docs/events.md). */
+interface ProductSubmitted {
+  productId: string;
+  userId?: string;
+  properties?: Record<string, unknown>;
+}
+
+interface ProductEventTracked {
+  productId: string;
+  userId: string | null;
+  eventName: string;
+  eventTime: string | null;
+  eventTimeUtc: string;
+  eventData: Record<string, unknown>;
+}
+
+interface ProductChange {
+  account_id: string;
+  product_id: string;
+  properties: Record<string, unknown>;
+  sent_by_user_id: string | null;
+  /** Submissions in this batch. */
+  version: number;
+  created_position: number;
+  created_at: string;
+  changed_at: string;
+}
+
+/** The latest submission wins; `version` counts the submissions. */
+const upsertProducts = `INSERT INTO products
+    (account_id, product_id, properties, sent_by_user_id, version, created_position, created_at, changed_at)
+  SELECT account_id, product_id, properties, sent_by_user_id, version, created_position, created_at, changed_at
+  FROM jsonb_populate_recordset(NULL::products, $1::jsonb)
+  ON CONFLICT (account_id, product_id) DO UPDATE SET
+    properties = excluded.properties, sent_by_user_id = excluded.sent_by_user_id,
+    version = products.version + excluded.version, changed_at = excluded.changed_at`;
+
+const insertProductEvents = `INSERT INTO product_events
+    (event_id, account_id, product_id, user_id, event_name, event_time, event_time_utc, event_data, received_at, global_position)
+  SELECT event_id, account_id, product_id, user_id, event_name, event_time, event_time_utc, event_data, received_at, global_position
+  FROM jsonb_populate_recordset(NULL::product_events, $1::jsonb)
+  ON CONFLICT (event_id) DO NOTHING`;
+
+/** Products (latest properties, who sent them) and product events. */
+export const productsProjection: Projection = {
+  name: 'products',
+  lockKey: 3,
+  eventTypes: ['ProductSubmitted', 'ProductEventTracked'],
+  tables: ['products', 'product_events'],
+
+  async apply(db: Db, events: RecordedEvent[]): Promise<void> {
+    // Submissions of one product in a batch fold into one row change, in event order.
+    const products = new Map<string, ProductChange>();
+    const productEvents = [];
+    for (const event of events) {
+      const accountId = event.metadata.accountId;
+      if (event.type === 'ProductSubmitted') {
+        const data = event.data as unknown as ProductSubmitted;
+        const key = `${accountId}\u0000${data.productId}`;
+        const previous = products.get(key);
+        products.set(key, {
+          account_id: accountId,
+          product_id: data.productId,
+          properties: data.properties ?? {},
+          sent_by_user_id: data.userId ?? null,
+          version: (previous?.version ?? 0) + 1,
+          created_position: previous?.created_position ?? event.globalPosition,
+          created_at: previous?.created_at ?? event.metadata.receivedAt,
+          changed_at: event.metadata.receivedAt,
+        });
+      } else if (event.type === 'ProductEventTracked') {
+        const data = event.data as unknown as ProductEventTracked;
+        productEvents.push({
+          event_id: event.id,
+          account_id: accountId,
+          product_id: data.productId,
+          user_id: data.userId,
+          event_name: data.eventName,
+          event_time: data.eventTime,
+          event_time_utc: data.eventTimeUtc,
+          event_data: data.eventData,
+          received_at: event.metadata.receivedAt,
+          global_position: event.globalPosition,
+        });
+      }
+    }
+    if (products.size) await db.query(upsertProducts, [JSON.stringify([...products.values()])]);
+    if (productEvents.length) await db.query(insertProductEvents, [JSON.stringify(productEvents)]);
+  },
+};

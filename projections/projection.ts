@@ -1,0 +1,20 @@
+import type pg from 'pg';
+import type { EventType, RecordedEvent } from '../src/eventstore/port.js';
+
+/** A connection inside the batch's transaction. */
+export type Db = pg.ClientBase;
+
+/**
+ * A projection: a pure function of the events, applied in batches. `apply` runs inside the
+ * transaction that also stores the checkpoint, and must give the same rows however the events are
+ * split into batches (no clock, no randomness: times come from the events' metadata).
+ */
+export interface Projection {
+  readonly name: string;
+  /** Second key of the advisory lock that lets one worker at a time run this projection. */
+  readonly lockKey: number;
+  readonly eventTypes: readonly EventType[];
+  /** Read-model tables, emptied by a rebuild. */
+  readonly tables: readonly string[];
+  apply(db: Db, events: RecordedEvent[]): Promise<void>;
+}

@@ -1,0 +1,223 @@
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import type { Pool } from '../src/db/pool.js';
+import type { EventStore } from '../src/eventstore/port.js';
+import type { Logger } from '../src/logger.js';
+import type { Metrics } from '../src/metrics.js';
+import * as sql from './checkpoints-sql.js';
+import type { CheckpointRow } from './checkpoints-sql.js';
+import type { Projection } from './projection.js';
+
+export interface RunnerOptions {
+  /** The read-model database; each runner keeps one of its connections for as long as it runs. */
+  pool: Pool;
+  store: EventStore;
+  log: Logger;
+  metrics?: Metrics;
+  /** Events read (and applied in one transaction) at a time. */
+  batchSize?: number;
+  /** How long a caught-up worker waits for new events before looking again, unless woken first. */
+  pollMs?: number;
+  /** How often a standby worker tries to take over. */
+  lockRetryMs?: number;
+  /** Return once caught up (a rebuild run by the CLI), instead of following new events. */
+  untilCaughtUp?: boolean;
+}
+
+export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
+
+const lagEveryMs = 2_000;
+
+/**
+ * Runs one projection: takes its advisory lock (standing by while another worker holds it), then
+ * reads the event store from the stored checkpoint and applies batches, each in one transaction
+ * with the checkpoint that follows it. A crash anywhere leaves the read models at a batch boundary.
+ */
+export class ProjectionRunner {
+  private stateNow: RunnerState = 'starting';
+  private stopped = false;
+  private pending = false;
+  private wakeUp: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly log: Logger;
+  private lastLag = { at: 0, applied: 0 };
+  private applied = 0;
+
+  constructor(
+    readonly projection: Projection,
+    private readonly options: RunnerOptions,
+  ) {
+    this.log = options.log.child({ projection: projection.name });
+  }
+
+  get state(): RunnerState {
+    return this.stateNow;
+  }
+
+  start(): this {
+    this.loop ??= this.run();
+    return this;
+  }
+
+  /** New events were appended: look now rather than at the next poll. */
+  wake(): void {
+    this.pending = true;
+    this.wakeUp?.();
+  }
+
+  /** Finishes the batch in hand, releases the lock and stops. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.loop;
+  }
+
+  /** Resolves when the runner has ended (stopped, or caught up with `untilCaughtUp`). */
+  done(): Promise<void> {
+    return this.loop ?? Promise.resolve();
+  }
+
+  private setState(state: RunnerState): void {
+    if (state === this.stateNow) return;
+    this.stateNow = state;
+    this.options.metrics?.projectionActive.set({ projection: this.projection.name }, state === 'active' ? 1 : 0);
+    if (state === 'active' || state === 'standby') this.log.info(`projection worker ${state}`);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let client: pg.PoolClient | null = null;
+      let failed = false;
+      try {
+        client = await this.options.pool.connect();
+        await client.query("SELECT set_config('application_name', $1, false)", [
+          `tracking-projection ${this.projection.name} ${hostname()}:${process.pid}`.slice(0, 63),
+        ]);
+        if (!(await this.takeLock(client))) break;
+        this.setState('active');
+        if ((await this.follow(client)) === 'caught-up') break;
+      } catch (error) {
+        failed = true;
+        if (!this.stopped) this.log.warn({ err: error }, 'projection worker interrupted; starting again');
+      } finally {
+        // Closing the connection (not returning it to the pool) releases the lock with certainty.
+        client?.release(true);
+      }
+      if (failed && !this.stopped) await this.sleep(1_000, false);
+    }
+    this.setState('stopped');
+  }
+
+  /** Waits, as a standby, until this worker holds the projection's lock; false when stopped first. */
+  private async takeLock(client: pg.PoolClient): Promise<boolean> {
+    while (!this.stopped) {
+      const { rows } = await client.query<{ locked: boolean }>(sql.tryLock, [this.projection.lockKey]);
+      if (rows[0]?.locked) return true;
+      this.setState('standby');
+      await this.sleep(this.options.lockRetryMs ?? 1_000, false);
+    }
+    return false;
+  }
+
+  /**
+   * The active loop. The connection holding the lock also writes every batch: should it be lost,
+   * the lock goes with it and no write can follow; and a checkpoint that moved under this worker
+   * fails the batch's compare-and-set, so even two workers could never apply a batch twice.
+   */
+  private async follow(client: pg.PoolClient): Promise<'stopped' | 'caught-up'> {
+    const { name, eventTypes } = this.projection;
+    await client.query(sql.ensureCheckpoint, [name]);
+    let state = await this.load(client);
+    while (!this.stopped) {
+      if (state.rebuild_requested_at) {
+        state = await this.restart(client);
+        continue;
+      }
+      this.pending = false;
+      const page = await this.options.store.readAll(state.checkpoint, this.options.batchSize ?? 2_000, { types: eventTypes });
+      await this.reportLag(state.checkpoint);
+      if (page.checkpoint === state.checkpoint) {
+        if (state.rebuild_started_at && !state.rebuild_finished_at) {
+          state = (await client.query<CheckpointRow>(sql.finishRebuild, [name])).rows[0] ?? state;
+          this.log.info({ events: state.events_applied }, 'rebuild finished');
+        }
+        if (this.options.untilCaughtUp) return 'caught-up';
+        await this.sleep(this.options.pollMs ?? 100, true);
+        // Also notices a rebuild asked for meanwhile.
+        state = await this.load(client);
+        continue;
+      }
+      await client.query('BEGIN');
+      try {
+        await this.projection.apply(client, page.events);
+        const { rows } = await client.query<CheckpointRow>(sql.advanceCheckpoint, [name, state.checkpoint, page.checkpoint, page.events.length]);
+        const advanced = rows[0];
+        if (!advanced) {
+          await client.query('ROLLBACK');
+          state = await this.load(client);
+          continue;
+        }
+        await client.query('COMMIT');
+        state = advanced;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      this.applied += page.events.length;
+      this.options.metrics?.projectionEventsApplied.inc({ projection: name }, page.events.length);
+    }
+    return 'stopped';
+  }
+
+  private async load(client: pg.PoolClient): Promise<CheckpointRow> {
+    const { rows } = await client.query<CheckpointRow>(sql.selectCheckpoint, [this.projection.name]);
+    if (!rows[0]) throw new Error(`no checkpoint row for projection ${this.projection.name}`);
+    return rows[0];
+  }
+
+  /** Empties the read models and goes back to the start of the store, in one transaction. */
+  private async restart(client: pg.PoolClient): Promise<CheckpointRow> {
+    const { name, tables, eventTypes } = this.projection;
+    const target = await this.options.store.backlog(null, { types: eventTypes });
+    await client.query('BEGIN');
+    try {
+      await client.query(`TRUNCATE ${tables.join(', ')}`);
+      const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events]);
+      await client.query('COMMIT');
+      this.log.info({ events: target.events }, 'rebuild started');
+      return rows[0] as CheckpointRow;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Lag and apply rate for the metrics, every few seconds. */
+  private async reportLag(checkpoint: string | null): Promise<void> {
+    const metrics = this.options.metrics;
+    const now = Date.now();
+    if (!metrics || now - this.lastLag.at < lagEveryMs) return;
+    const projection = this.projection.name;
+    const backlog = await this.options.store.backlog(checkpoint, { types: this.projection.eventTypes });
+    metrics.projectionLagEvents.set({ projection }, backlog.events);
+    metrics.projectionLagSeconds.set({ projection }, backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0);
+    if (this.lastLag.at > 0) metrics.projectionApplyRate.set({ projection }, ((this.applied - this.lastLag.applied) * 1000) / (now - this.lastLag.at));
+    this.lastLag = { at: now, applied: this.applied };
+  }
+
+  /** Sleeps `ms`; a stop ends the sleep, and so does a wake when `wakeable`. */
+  private sleep(ms: number, wakeable: boolean): Promise<void> {
+    if (this.stopped || (wakeable && this.pending)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = () => {
+        if (wakeable || this.stopped) done();
+      };
+    });
+  }
+}

@@ -1,0 +1,31 @@
+import type { RecordedEvent } from '../src/eventstore/port.js';
+import type { Db, Projection } from './projection.js';
+
+/** The event id is the key, so an event read twice is indexed once. */
+const insertTrackIndex = `INSERT INTO track_index
+    (event_id, track_id, account_id, event_type, stream_name, stream_position, global_position, recorded_at)
+  SELECT event_id, track_id, account_id, event_type, stream_name, stream_position, global_position, recorded_at
+  FROM jsonb_populate_recordset(NULL::track_index, $1::jsonb)
+  ON CONFLICT (event_id) DO NOTHING`;
+
+/** trackID to its stored event(s): where auditors start. */
+export const trackIndexProjection: Projection = {
+  name: 'track-index',
+  lockKey: 4,
+  eventTypes: ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'],
+  tables: ['track_index'],
+
+  async apply(db: Db, events: RecordedEvent[]): Promise<void> {
+    const rows = events.map((event) => ({
+      event_id: event.id,
+      track_id: event.metadata.trackId,
+      account_id: event.metadata.accountId,
+      event_type: event.type,
+      stream_name: event.stream,
+      stream_position: event.streamPosition,
+      global_position: event.globalPosition,
+      recorded_at: event.recordedAt,
+    }));
+    if (rows.length) await db.query(insertTrackIndex, [JSON.stringify(rows)]);
+  },
+};

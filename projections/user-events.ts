@@ -1,0 +1,46 @@
+import type { RecordedEvent } from '../src/eventstore/port.js';
+import type { Db, Projection } from './projection.js';
+
+/** Data of an EventTracked event (docs/events.md). */
+interface EventTracked {
+  userId?: string;
+  anonymousId?: string;
+  eventName: string;
+  eventTime: string | null;
+  eventTimeUtc: string;
+  eventData: Record<string, unknown>;
+}
+
+/** The event id is the key: a row is written once, however often its event is read. */
+const insertUserEvents = `INSERT INTO user_events
+    (event_id, account_id, user_id, anonymous_id, event_name, event_time, event_time_utc, event_data, received_at, global_position)
+  SELECT event_id, account_id, user_id, anonymous_id, event_name, event_time, event_time_utc, event_data, received_at, global_position
+  FROM jsonb_populate_recordset(NULL::user_events, $1::jsonb)
+  ON CONFLICT (event_id) DO NOTHING`;
+
+/** User events: the timeline of each profile (the /events endpoint). */
+export const userEventsProjection: Projection = {
+  name: 'user-events',
+  lockKey: 2,
+  eventTypes: ['EventTracked'],
+  tables: ['user_events'],
+
+  async apply(db: Db, events: RecordedEvent[]): Promise<void> {
+    const rows = events.map((event) => {
+      const data = event.data as unknown as EventTracked;
+      return {
+        event_id: event.id,
+        account_id: event.metadata.accountId,
+        user_id: data.userId ?? null,
+        anonymous_id: data.userId === undefined ? (data.anonymousId ?? null) : null,
+        event_name: data.eventName,
+        event_time: data.eventTime,
+        event_time_utc: data.eventTimeUtc,
+        event_data: data.eventData,
+        received_at: event.metadata.receivedAt,
+        global_position: event.globalPosition,
+      };
+    });
+    if (rows.length) await db.query(insertUserEvents, [JSON.stringify(rows)]);
+  },
+};

@@ -1,0 +1,62 @@
+import { Router, type Request, type Response } from 'express';
+import { badRequest, notFound } from '../errors.js';
+import { decodeCursor, findLead, findLeadEvents, findLeads } from '../read/leads.js';
+import { describeEvent, eventsOfTrackId } from '../read/track.js';
+import type { Services } from '../services.js';
+import { accountOf, accountReadAuth } from './auth.js';
+
+const defaultLimit = 50;
+const maxLimit = 500;
+
+function limitOf(req: Request): number {
+  const raw = req.query.limit;
+  if (raw === undefined) return defaultLimit;
+  const limit = Number(raw);
+  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
+    throw badRequest(`limit must be an integer from 1 to ${maxLimit}`);
+  }
+  return limit;
+}
+
+function stringQuery(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badRequest(`${name} must be given once, as text`);
+  return value;
+}
+
+/** The read API of DESIGN 8 under /admin/v1/accounts/:license: the read models, never the event log. */
+export function readRoutes(services: Services): Router {
+  const router = Router({ mergeParams: true });
+  router.use(accountReadAuth(services.accounts, services.config.adminToken));
+
+  router.get('/leads', async (req: Request, res: Response) => {
+    const cursorText = stringQuery(req, 'cursor');
+    const cursor = cursorText === undefined || cursorText === '' ? undefined : decodeCursor(cursorText);
+    if (cursor === null) throw badRequest('cursor is not one this API gave out');
+    const q = stringQuery(req, 'q');
+    if (q !== undefined && q.length > 200) throw badRequest('q must be at most 200 characters');
+    res.json(await findLeads(services.pool, accountOf(res).id, { q, limit: limitOf(req), cursor }));
+  });
+
+  router.get('/leads/:id', async (req: Request, res: Response) => {
+    const lead = await findLead(services.pool, accountOf(res).id, req.params.id as string);
+    if (!lead) throw notFound('no lead with this userId or anonymousId');
+    res.json(lead);
+  });
+
+  router.get('/leads/:id/events', async (req: Request, res: Response) => {
+    const accountId = accountOf(res).id;
+    const lead = await findLead(services.pool, accountId, req.params.id as string);
+    if (!lead) throw notFound('no lead with this userId or anonymousId');
+    res.json({ events: await findLeadEvents(services.pool, accountId, lead, limitOf(req)) });
+  });
+
+  router.get('/track/:trackID', async (req: Request, res: Response) => {
+    const trackId = req.params.trackID as string;
+    const events = await eventsOfTrackId(services.pool, services.store, trackId, accountOf(res).id);
+    if (events.length === 0) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
+    res.json({ trackID: trackId.toLowerCase(), events: events.map(describeEvent) });
+  });
+  return router;
+}

@@ -1,0 +1,162 @@
+import type { Pool } from '../db/pool.js';
+
+/** Read queries on the leads model (DESIGN 8). */
+
+const timeColumns = ['birth_date', 'last_active', 'updated_at', 'date_identified', 'created_at', 'changed_at'];
+/** System attributes of spec 2.2 other than the ids and names, under their spec names. */
+const systemAttributes = [
+  'email', 'birth_date', 'gender', 'maritial_status', 'children', 'education', 'title', 'address', 'city', 'state',
+  'zipcode', 'country', 'phone', 'job_position', 'company', 'number_of_employees', 'annual_revenue', 'opt_in_sms',
+  'opt_in_email', 'mobile', 'last_active', 'updated_at', 'date_identified', 'points', 'device_type', 'utm_source',
+] as const;
+const otherColumns = [
+  'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'attributes', 'attribute_types',
+  'anonymous_ids', 'merged_into', 'version', 'created_position', 'created_at', 'changed_at',
+];
+const selectList = [...new Set([...otherColumns, ...systemAttributes])]
+  .map((c) => (timeColumns.includes(c) ? `iso_utc(l.${c}) AS ${c}` : `l.${c}`))
+  .join(', ');
+
+type LeadRecord = Record<string, unknown> & {
+  profile_kind: string;
+  profile_id: string;
+  created_position: number;
+};
+
+export interface Lead {
+  userId: string | null;
+  anonymousId: string | null;
+  anonymousIds: string[];
+  firstName: string | null;
+  lastName: string | null;
+  attributes: Record<string, unknown>;
+  attributeTypes: Record<string, string>;
+  mergedInto: string | null;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+  [systemAttribute: string]: unknown;
+}
+
+function toLead(row: LeadRecord): Lead {
+  const system: Record<string, unknown> = {};
+  for (const name of systemAttributes) system[name] = row[name];
+  return {
+    userId: row.user_id as string | null,
+    anonymousId: row.anonymous_id as string | null,
+    anonymousIds: row.anonymous_ids as string[],
+    firstName: row.first_name as string | null,
+    lastName: row.last_name as string | null,
+    ...system,
+    attributes: row.attributes as Record<string, unknown>,
+    attributeTypes: row.attribute_types as Record<string, string>,
+    mergedInto: row.merged_into as string | null,
+    createdAt: row.created_at as string,
+    updatedAt: row.changed_at as string,
+    version: row.version as number,
+  };
+}
+
+export interface LeadPage {
+  leads: Lead[];
+  nextCursor: string | null;
+}
+
+interface Cursor {
+  position: number;
+  kind: string;
+  id: string;
+}
+
+function encodeCursor(row: LeadRecord): string {
+  return Buffer.from(JSON.stringify([row.created_position, row.profile_kind, row.profile_id])).toString('base64url');
+}
+
+/** The position a cursor points after; null when it is not one of ours. */
+export function decodeCursor(cursor: string): Cursor | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 3) return null;
+    const [position, kind, id] = value as unknown[];
+    if (!Number.isSafeInteger(position) || typeof kind !== 'string' || typeof id !== 'string') return null;
+    return { position: position as number, kind, id };
+  } catch {
+    return null;
+  }
+}
+
+/** `q` as a case-insensitive substring pattern, with LIKE's wildcards taken literally. */
+const containsPattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * Newest first, in the order profiles were created; merged anonymous profiles are left out (their
+ * known profile lists their ids in anonymousIds, and `q` finds it by them).
+ */
+const listLeads = `SELECT ${selectList} FROM leads l
+  WHERE l.account_id = $1 AND l.merged_into IS NULL
+    AND ($2::text IS NULL OR lower(l.profile_id) LIKE $2 OR lower(l.email) LIKE $2 OR lower(l.first_name) LIKE $2
+         OR lower(l.last_name) LIKE $2 OR lower(concat_ws(' ', l.first_name, l.last_name)) LIKE $2
+         OR EXISTS (SELECT 1 FROM unnest(l.anonymous_ids) AS a(id) WHERE lower(a.id) LIKE $2))
+    AND ($3::bigint IS NULL OR (l.created_position, l.profile_kind, l.profile_id) < ($3, $4, $5))
+  ORDER BY l.created_position DESC, l.profile_kind DESC, l.profile_id DESC
+  LIMIT $6`;
+
+export async function findLeads(pool: Pool, accountId: string, options: { q?: string; limit: number; cursor?: Cursor }): Promise<LeadPage> {
+  const q = options.q?.trim() ? containsPattern(options.q.trim()) : null;
+  const c = options.cursor;
+  const { rows } = await pool.query<LeadRecord>(listLeads, [accountId, q, c?.position ?? null, c?.kind ?? null, c?.id ?? null, options.limit + 1]);
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return { leads: page.map(toLead), nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
+}
+
+/**
+ * The known user with this id; else the known user an anonymous profile of this id was merged
+ * into; else the anonymous profile.
+ */
+const oneLead = `SELECT ${selectList} FROM leads l
+  WHERE l.account_id = $1 AND (
+    (l.profile_kind = 'user' AND l.profile_id = $2)
+    OR (l.profile_kind = 'anonymous' AND l.profile_id = $2)
+    OR (l.profile_kind = 'user' AND l.profile_id = (SELECT m.user_id FROM lead_merges m WHERE m.account_id = $1 AND m.anonymous_id = $2)))
+  ORDER BY CASE WHEN l.profile_kind = 'user' AND l.profile_id = $2 THEN 0 WHEN l.profile_kind = 'user' THEN 1 ELSE 2 END
+  LIMIT 1`;
+
+export async function findLead(pool: Pool, accountId: string, id: string): Promise<Lead | null> {
+  const { rows } = await pool.query<LeadRecord>(oneLead, [accountId, id]);
+  return rows[0] ? toLead(rows[0]) : null;
+}
+
+export interface TimelineEvent {
+  eventId: string;
+  userId: string | null;
+  anonymousId: string | null;
+  eventName: string;
+  eventTime: string | null;
+  eventTimeUtc: string;
+  eventData: Record<string, unknown>;
+  receivedAt: string;
+}
+
+/** Events of a profile and of the anonymous profiles merged into it, latest first. */
+const leadEvents = `SELECT event_id, user_id, anonymous_id, event_name, event_time, iso_utc(event_time_utc) AS event_time_utc,
+    event_data, iso_utc(received_at) AS received_at
+  FROM user_events
+  WHERE account_id = $1 AND (user_id = $2 OR anonymous_id = ANY($3::text[]))
+  ORDER BY event_time_utc DESC, global_position DESC
+  LIMIT $4`;
+
+export async function findLeadEvents(pool: Pool, accountId: string, lead: Lead, limit: number): Promise<TimelineEvent[]> {
+  const anonymousIds = lead.anonymousId !== null ? [lead.anonymousId] : lead.anonymousIds;
+  const { rows } = await pool.query<Record<string, unknown>>(leadEvents, [accountId, lead.userId, anonymousIds, limit]);
+  return rows.map((row) => ({
+    eventId: row.event_id as string,
+    userId: row.user_id as string | null,
+    anonymousId: row.anonymous_id as string | null,
+    eventName: row.event_name as string,
+    eventTime: row.event_time as string | null,
+    eventTimeUtc: row.event_time_utc as string,
+    eventData: row.event_data as Record<string, unknown>,
+    receivedAt: row.received_at as string,
+  }));
+}

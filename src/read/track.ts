@@ -1,0 +1,41 @@
+import type { Pool } from '../db/pool.js';
+import type { EventStore, RecordedEvent } from '../eventstore/port.js';
+
+/** Where the track index says the events of a trackID are stored, oldest first. */
+const trackedEvents = `SELECT event_id, stream_name, stream_position FROM track_index
+  WHERE track_id = $1 AND ($2::uuid IS NULL OR account_id = $2)
+  ORDER BY global_position`;
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The stored event(s) of a trackID, read back from the event store: within `accountId` when given
+ * (the read API), in any account otherwise (the operator's audit). Empty when unknown.
+ */
+export async function eventsOfTrackId(pool: Pool, store: EventStore, trackId: string, accountId: string | null): Promise<RecordedEvent[]> {
+  if (!uuidShape.test(trackId)) return [];
+  const { rows } = await pool.query<{ event_id: string; stream_name: string; stream_position: number }>(trackedEvents, [
+    trackId.toLowerCase(),
+    accountId,
+  ]);
+  const events: RecordedEvent[] = [];
+  for (const row of rows) {
+    const [event] = await store.readStream(row.stream_name, row.stream_position, 1);
+    if (event && event.id === row.event_id) events.push(event);
+  }
+  return events;
+}
+
+/** A stored event as the read API and the audit show it. */
+export function describeEvent(event: RecordedEvent): Record<string, unknown> {
+  return {
+    eventId: event.id,
+    type: event.type,
+    stream: event.stream,
+    streamPosition: event.streamPosition,
+    globalPosition: event.globalPosition,
+    recordedAt: event.recordedAt,
+    data: event.data,
+    metadata: event.metadata,
+  };
+}

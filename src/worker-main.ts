@@ -1,0 +1,57 @@
+import { startProjectionWorkers } from '../projections/index.js';
+import { loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { createPool } from './db/pool.js';
+import { PostgresEventStore } from './eventstore/postgres.js';
+import { createLogger } from './logger.js';
+import { Metrics } from './metrics.js';
+
+/**
+ * `npm run worker`: the projection workers alone, for scale-out. Each projection is active in one
+ * process at a time; the workers of the other processes stand by and take over when it stops.
+ */
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+let stopping = false;
+let stop: (() => Promise<void>) | null = null;
+
+const onSignal = (signal: NodeJS.Signals): void => {
+  if (stopping) process.exit(1);
+  stopping = true;
+  log.info({ signal }, 'signal received');
+  if (stop) stop().then(() => process.exit(0), () => process.exit(1));
+};
+for (const signal of signals) process.on(signal, onSignal);
+
+try {
+  // Beside `npm start` on the embedded default, the service's running server is used.
+  const database = await openDatabase(config, log, { shared: true });
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) if (listener !== onSignal) process.removeListener(signal, listener);
+  }
+  await migrate(database.url, log);
+  const pool = createPool(database.url, 4, config.queryTimeoutMs);
+  const store = new PostgresEventStore(pool);
+  const workers = startProjectionWorkers({
+    databaseUrl: database.url,
+    queryTimeoutMs: config.queryTimeoutMs,
+    store,
+    log,
+    metrics: new Metrics(),
+    batchSize: config.projectionBatchSize,
+    pollMs: config.projectionPollMs,
+  });
+  log.info('projection worker started');
+  stop = async () => {
+    await workers.stop();
+    await pool.end();
+    await database.stop();
+    log.info('stopped');
+  };
+  if (stopping) await stop().then(() => process.exit(0));
+} catch (error) {
+  log.fatal({ err: error }, 'projection worker failed to start');
+  process.exit(1);
+}
