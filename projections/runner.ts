@@ -42,6 +42,7 @@ export class ProjectionRunner {
   private readonly log: Logger;
   private lastLag = { at: 0, applied: 0 };
   private applied = 0;
+  private everActive = false;
 
   constructor(
     readonly projection: Projection,
@@ -52,6 +53,11 @@ export class ProjectionRunner {
 
   get state(): RunnerState {
     return this.stateNow;
+  }
+
+  /** Whether this runner has held the projection's lock at some point. */
+  get hasBeenActive(): boolean {
+    return this.everActive;
   }
 
   start(): this {
@@ -80,6 +86,7 @@ export class ProjectionRunner {
   private setState(state: RunnerState): void {
     if (state === this.stateNow) return;
     this.stateNow = state;
+    if (state === 'active') this.everActive = true;
     this.options.metrics?.projectionActive.set({ projection: this.projection.name }, state === 'active' ? 1 : 0);
     if (state === 'active' || state === 'standby') this.log.info(`projection worker ${state}`);
   }

@@ -1,0 +1,80 @@
+import type { Pool } from '../src/db/pool.js';
+import type { EventStore } from '../src/eventstore/port.js';
+import * as sql from './checkpoints-sql.js';
+import type { CheckpointRow } from './checkpoints-sql.js';
+import { projections } from './index.js';
+
+export interface WorkerSession {
+  /** `host:pid` of the worker process. */
+  worker: string;
+  /** Backend pid of its database session. */
+  sessionPid: number;
+}
+
+export interface RebuildStatus {
+  state: 'requested' | 'running' | 'finished';
+  requestedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Events to replay, counted when it started. */
+  target: number | null;
+}
+
+export interface ProjectionStatus {
+  projection: string;
+  checkpoint: string | null;
+  eventsApplied: number;
+  updatedAt: string | null;
+  lagEvents: number;
+  lagSeconds: number;
+  active: (WorkerSession & { since: string }) | null;
+  standby: WorkerSession[];
+  rebuild: RebuildStatus | null;
+}
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+function rebuildOf(row: CheckpointRow | undefined): RebuildStatus | null {
+  if (!row) return null;
+  const state = row.rebuild_requested_at ? 'requested' : row.rebuild_started_at ? (row.rebuild_finished_at ? 'finished' : 'running') : null;
+  if (!state) return null;
+  return {
+    state,
+    requestedAt: iso(row.rebuild_requested_at),
+    startedAt: iso(row.rebuild_started_at),
+    finishedAt: iso(row.rebuild_finished_at),
+    target: row.rebuild_target,
+  };
+}
+
+/** `tracking-projection <name> <host:pid>` (see the runner). */
+const workerOf = (applicationName: string): string => applicationName.split(' ')[2] ?? '?';
+
+/** Checkpoint, lag, active worker and standbys of every projection. */
+export async function projectionStatus(pool: Pool, store: EventStore, now = Date.now()): Promise<ProjectionStatus[]> {
+  const [checkpoints, holders, sessions] = await Promise.all([
+    pool.query<CheckpointRow>(sql.selectCheckpoints),
+    pool.query<{ lock_key: number; pid: number; application_name: string; backend_start: Date }>(sql.lockHolders),
+    pool.query<{ pid: number; application_name: string }>(sql.workerSessions),
+  ]);
+  return Promise.all(
+    projections.map(async (projection): Promise<ProjectionStatus> => {
+      const row = checkpoints.rows.find((r) => r.projection === projection.name);
+      const holder = holders.rows.find((h) => h.lock_key === projection.lockKey);
+      const backlog = await store.backlog(row?.checkpoint ?? null, { types: projection.eventTypes });
+      return {
+        projection: projection.name,
+        checkpoint: row?.checkpoint ?? null,
+        eventsApplied: row?.events_applied ?? 0,
+        updatedAt: iso(row?.updated_at ?? null),
+        lagEvents: backlog.events,
+        lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
+        active: holder ? { worker: workerOf(holder.application_name), sessionPid: holder.pid, since: holder.backend_start.toISOString() } : null,
+        standby: sessions.rows
+          .filter((s) => s.application_name.split(' ')[1] === projection.name && s.pid !== holder?.pid)
+          .map((s) => ({ worker: workerOf(s.application_name), sessionPid: s.pid })),
+        rebuild: rebuildOf(row),
+      };
+    }),
+  );
+}
