@@ -28,15 +28,42 @@ export function tokenMatches(presented: string, storedHash: Buffer): boolean {
 /** License codes are 24 lowercase hex characters; anything else is refused without a query. */
 const licenseCodeShape = /^[0-9a-f]{24}$/;
 
+const newAccessToken = (): string => `trk_${randomBytes(32).toString('base64url')}`;
+
 export async function createAccount(pool: Pool, name: string): Promise<CreatedAccount> {
   const account = {
     id: randomUUID(),
     name,
     licenseCode: randomBytes(12).toString('hex'),
-    accessToken: `trk_${randomBytes(32).toString('base64url')}`,
+    accessToken: newAccessToken(),
   };
   await pool.query(insertAccount, [account.id, account.name, account.licenseCode, hashToken(account.accessToken)]);
   return account;
+}
+
+export interface ListedAccount extends Account {
+  createdAt: string;
+}
+
+export async function listAccounts(pool: Pool): Promise<ListedAccount[]> {
+  const { rows } = await pool.query<{ id: string; name: string; license_code: string; created_at: Date }>(
+    'SELECT id, name, license_code, created_at FROM accounts ORDER BY created_at, license_code',
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, licenseCode: r.license_code, createdAt: r.created_at.toISOString() }));
+}
+
+/**
+ * Gives the account a new access token (shown once) and forgets the old one: every process refuses
+ * the old token once its cached lookup expires (AccountDirectory's ttl, 30 s). Null when unknown.
+ */
+export async function rotateToken(pool: Pool, licenseCode: string): Promise<CreatedAccount | null> {
+  const accessToken = newAccessToken();
+  const { rows } = await pool.query<{ id: string; name: string }>(
+    'UPDATE accounts SET token_hash = $2 WHERE license_code = $1 RETURNING id, name',
+    [licenseCode, hashToken(accessToken)],
+  );
+  const row = rows[0];
+  return row ? { id: row.id, name: row.name, licenseCode, accessToken } : null;
 }
 
 interface CachedAccount {

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { startProjectionWorkers } from '../projections/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -34,17 +35,33 @@ try {
   await migrate(database.url, log);
   const pool = createPool(database.url, 4, config.queryTimeoutMs);
   const store = new PostgresEventStore(pool);
+  const metrics = new Metrics();
+  // METRICS_PORT: Prometheus metrics of this worker (lag, apply rate, active or standby).
+  const metricsPort = process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : null;
+  const metricsServer = metricsPort === null
+    ? null
+    : createServer((req, res) => {
+        if (req.url !== '/metrics') {
+          res.writeHead(404).end();
+          return;
+        }
+        metrics.registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+          () => res.writeHead(500).end(),
+        );
+      }).listen(metricsPort);
   const workers = startProjectionWorkers({
     databaseUrl: database.url,
     queryTimeoutMs: config.queryTimeoutMs,
     store,
     log,
-    metrics: new Metrics(),
+    metrics,
     batchSize: config.projectionBatchSize,
     pollMs: config.projectionPollMs,
   });
   log.info('projection worker started');
   stop = async () => {
+    metricsServer?.close();
     await workers.stop();
     await pool.end();
     await database.stop();

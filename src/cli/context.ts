@@ -1,0 +1,48 @@
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { createPool, type Pool } from '../db/pool.js';
+import { PostgresEventStore } from '../eventstore/postgres.js';
+import type { EventStore } from '../eventstore/port.js';
+import { createLogger, type Logger } from '../logger.js';
+import pino from 'pino';
+
+export interface CliContext {
+  pool: Pool;
+  store: EventStore;
+  log: Logger;
+}
+
+/**
+ * The database the service uses: DATABASE_URL, or the embedded server on DATA_DIR (the running
+ * service's, or started for the command and stopped after it).
+ */
+export async function withContext<T>(work: (ctx: CliContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  // Logs go to stderr: stdout is the command's output.
+  const log = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
+  const database = await openDatabase(config, log, { shared: true });
+  try {
+    await migrate(database.url, log);
+    const pool = createPool(database.url, 6, Math.max(config.queryTimeoutMs, 60_000));
+    const store = new PostgresEventStore(pool);
+    try {
+      return await work({ pool, store, log });
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+/** A failure the user can act on: printed without a stack trace, exit code 1 (2 for usage). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}

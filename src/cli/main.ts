@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { accountsCommand } from './accounts.js';
+import { auditCommand } from './audit.js';
+import { CliError } from './context.js';
+import { projectionsCommand } from './projections.js';
+
+const usage = `usage: tracking <command> [--json]
+
+  projections status              checkpoint, lag, active and standby worker of each projection
+  projections rebuild <name|all>  empty a projection's read models and replay every stored event
+  audit <trackID>                 the stored events of a trackID, and their stream up to them
+  accounts create <name>          a new account; prints its license code and access token
+  accounts list                   license codes and names (never tokens)
+  accounts rotate-token <license> a new access token for the account; the old one stops working
+
+Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.`;
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+  });
+  const [command, ...args] = positionals;
+  const json = values.json === true;
+  if (values.help || !command || command === 'help') {
+    console.log(usage);
+    return;
+  }
+  if (command === 'projections') return projectionsCommand(args, json);
+  if (command === 'audit') return auditCommand(args, json);
+  if (command === 'accounts') return accountsCommand(args, json);
+  throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
+}
+
+try {
+  await main();
+  process.exit(0);
+} catch (error) {
+  if (error instanceof CliError) {
+    console.error(`tracking: ${error.message}`);
+    process.exit(error.exitCode);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`tracking: ${message}`);
+  process.exit(1);
+}
