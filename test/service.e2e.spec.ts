@@ -78,6 +78,44 @@ describe('the service on its embedded database (e2e)', function () {
     }
   });
 
+  it('shows a posted profile through the read API within a second, and a worker started beside it stands by', async () => {
+    const log = createLogger('silent');
+    const service = await startService(config(), log);
+    let worker: ChildProcess | null = null;
+    try {
+      const base = `http://127.0.0.1:${service.port}`;
+      const account = await post(base, '/admin/v1/accounts', { name: 'visible' }, adminToken);
+      const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
+      const reply = await post(base, `/v1/accounts/${licenseCode}/users`, { userId: 'u-1', firstName: 'Ann', attributes: {} }, accessToken);
+      expect(reply.status).to.equal(200);
+      const answeredAt = Date.now();
+      let lead: { status: number; body: Record<string, unknown> } = { status: 0, body: {} };
+      while (Date.now() - answeredAt < 1_000) {
+        const response = await fetch(`${base}/admin/v1/accounts/${licenseCode}/leads/u-1`, { headers: { authorization: accessToken } });
+        lead = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+        if (lead.status === 200) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(lead.status, 'lead visible within 1 s').to.equal(200);
+      expect(lead.body).to.include({ userId: 'u-1', firstName: 'Ann', opt_in_sms: true, points: 0 });
+
+      // `npm run worker` beside `npm start` uses its embedded server, and stands by.
+      worker = spawn(resolve(projectRoot, 'node_modules/.bin/node'), [resolve(projectRoot, 'dist/src/worker-main.js')], {
+        env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      worker.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      for (let i = 0; i < 100 && (output.match(/projection worker standby/g) ?? []).length < 4; i += 1) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((output.match(/projection worker standby/g) ?? []).length, output).to.equal(4);
+    } finally {
+      worker?.kill('SIGTERM');
+      await service.stop();
+    }
+  });
+
   it('as root with DATA_DIR under a directory others cannot enter, keeps the cluster outside it and restarts on it', async function () {
     if (process.getuid?.() !== 0) this.skip();
     // mkdtemp makes dataDir 0700: a DATA_DIR below it is out of reach of the 'postgres' user.

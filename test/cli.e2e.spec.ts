@@ -1,0 +1,141 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '../src/paths.js';
+import { TestApp, type Credentials } from './support/app.js';
+import { queued } from './support/replies.js';
+
+const run = promisify(execFile);
+const node = join(projectRoot, 'node_modules', '.bin', 'node');
+const bin = join(projectRoot, 'bin', 'tracking.js');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `tracking <args>` as a user would, against the test database. */
+async function tracking(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(node, [bin, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+describe('the tracking command (e2e)', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let account: Credentials;
+
+  beforeEach(async () => {
+    app = await TestApp.start({}, { projections: true });
+    account = await app.account('Acme');
+  });
+  afterEach(() => app.stop());
+
+  it('creates and lists accounts, and rotates a token so that the old one is refused', async () => {
+    const created = await tracking(app.database.url, 'accounts', 'create', 'Globex', 'Corp', '--json');
+    expect(created.code, created.stderr).to.equal(0);
+    const globex = JSON.parse(created.stdout) as { name: string; licenseCode: string; accessToken: string };
+    expect(globex.name).to.equal('Globex Corp');
+    queued(await app.ingest(globex, 'users', { userId: 'u1', attributes: {} }));
+
+    const listed = await tracking(app.database.url, 'accounts', 'list');
+    expect(listed.stdout).to.contain(globex.licenseCode).and.contain('Globex Corp').and.contain(account.licenseCode);
+    expect(listed.stdout).not.to.contain(globex.accessToken);
+
+    const rotated = await tracking(app.database.url, 'accounts', 'rotate-token', globex.licenseCode, '--json');
+    expect(rotated.code, rotated.stderr).to.equal(0);
+    const { accessToken } = JSON.parse(rotated.stdout) as { accessToken: string };
+    expect(accessToken).not.to.equal(globex.accessToken);
+    // A process that has not cached the account yet sees the new token only.
+    const other = await TestApp.start({}, { database: app.database });
+    try {
+      expect((await other.ingest(globex, 'users', { userId: 'u2', attributes: {} })).status).to.equal(401);
+      queued(await other.ingest({ ...globex, accessToken }, 'users', { userId: 'u2', attributes: {} }));
+    } finally {
+      await other.stop();
+    }
+
+    const unknown = await tracking(app.database.url, 'accounts', 'rotate-token', 'ffffffffffffffffffffffff');
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.contain('no account with license code');
+  });
+
+  it('audits a trackID: its stored events, then its stream in order up to and including them', async () => {
+    queued(await app.ingest(account, 'users', { userId: 'u-7', email: 'first@example.com', attributes: {} }));
+    queued(await app.ingest(account, 'events', { userId: 'u-7', eventName: 'signup', eventData: { plan: 'pro' } }));
+    const trackId = queued(await app.ingest(account, 'users', { userId: 'u-7', anonymousId: 'anon-7', attributes: { plan: 'pro' } }));
+    queued(await app.ingest(account, 'users', { userId: 'u-7', points: 5, attributes: {} }));
+    await app.projected();
+
+    const text = await tracking(app.database.url, 'audit', trackId);
+    expect(text.code, text.stderr).to.equal(0);
+    expect(text.stdout).to.contain(`trackID ${trackId}: 2 stored event(s)`);
+    const streamPart = text.stdout.slice(text.stdout.indexOf('\nstream '));
+    const types = [...streamPart.matchAll(/#(\d+) {2}(\w+)/g)].map((m) => `${m[1]} ${m[2]}`);
+    expect(types).to.deep.equal(['0 UserUpserted', '1 EventTracked', '2 UserUpserted', '3 ProfilesMerged']);
+
+    const json = await tracking(app.database.url, 'audit', trackId, '--json');
+    const audit = JSON.parse(json.stdout) as { events: { type: string; metadata: { trackId: string } }[]; streams: Record<string, unknown[]> };
+    expect(audit.events.map((e) => e.type)).to.deep.equal(['UserUpserted', 'ProfilesMerged']);
+    expect(audit.events.every((e) => e.metadata.trackId === trackId)).to.equal(true);
+    expect(Object.values(audit.streams)[0]).to.have.length(4);
+
+    const unknown = await tracking(app.database.url, 'audit', '00000000-0000-4000-8000-000000000000');
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.contain('unknown trackID');
+  });
+
+  it('shows each projection active in the running service, with its checkpoint and lag', async () => {
+    queued(await app.ingest(account, 'users', { userId: 'u1', attributes: {} }));
+    await app.projected();
+    const status = await tracking(app.database.url, 'projections', 'status', '--json');
+    expect(status.code, status.stderr).to.equal(0);
+    const list = JSON.parse(status.stdout) as { projection: string; active: { worker: string } | null; lagEvents: number; eventsApplied: number }[];
+    expect(list.map((p) => p.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
+    for (const p of list) {
+      expect(p.active?.worker, p.projection).to.equal(`${(await import('node:os')).hostname()}:${process.pid}`);
+      expect(p.lagEvents, p.projection).to.equal(0);
+    }
+    expect(list.find((p) => p.projection === 'leads')?.eventsApplied).to.equal(1);
+  });
+
+  it('rebuilds a projection through the active worker and reports the events replayed', async () => {
+    for (let i = 0; i < 5; i += 1) queued(await app.ingest(account, 'users', { userId: `u${i}`, attributes: {} }));
+    await app.projected();
+    const before = await app.pool.query('SELECT to_jsonb(l) AS row FROM leads l ORDER BY profile_id');
+    const rebuilt = await tracking(app.database.url, 'projections', 'rebuild', 'leads');
+    expect(rebuilt.code, rebuilt.stderr).to.equal(0);
+    expect(rebuilt.stdout).to.match(/leads: rebuilt by the active worker, 5 events replayed in [\d.]+ s/);
+    const after = await app.pool.query('SELECT to_jsonb(l) AS row FROM leads l ORDER BY profile_id');
+    expect(after.rows).to.deep.equal(before.rows);
+  });
+
+  it('rebuilds in its own process when no worker is running', async () => {
+    const apiOnly = await TestApp.start();
+    try {
+      const acct = await apiOnly.account();
+      for (let i = 0; i < 3; i += 1) queued(await apiOnly.ingest(acct, 'products', { productId: `p${i}`, properties: { i } }));
+      const rebuilt = await tracking(apiOnly.database.url, 'projections', 'rebuild', 'products');
+      expect(rebuilt.stdout).to.match(/products: rebuilt in this process, 3 events replayed/);
+      const { rows } = await apiOnly.pool.query('SELECT product_id FROM products ORDER BY product_id');
+      expect(rows.map((r: { product_id: string }) => r.product_id)).to.deep.equal(['p0', 'p1', 'p2']);
+    } finally {
+      await apiOnly.stop();
+    }
+  });
+
+  it('refuses unknown commands and projections with usage', async () => {
+    const bad = await tracking(app.database.url, 'projections', 'rebuild', 'nope');
+    expect(bad.code).to.equal(2);
+    expect(bad.stderr).to.contain('usage: tracking projections rebuild <leads|user-events|products|track-index|all>');
+    const unknown = await tracking(app.database.url, 'frobnicate');
+    expect(unknown.code).to.equal(2);
+  });
+});
