@@ -15,7 +15,10 @@ CREATE TABLE projection_checkpoints (
   rebuild_started_at    timestamptz,
   rebuild_finished_at   timestamptz,
   -- Events to replay, counted when the rebuild began (for progress).
-  rebuild_target        bigint
+  rebuild_target        bigint,
+  -- The worker that holds the projection's lock, and since when (status shows them).
+  active_worker         text,
+  active_since          timestamptz
 );
 
 -- Times as the read API shows them: UTC, microseconds, `Z`.
@@ -68,6 +71,9 @@ CREATE TABLE leads (
   anonymous_ids        text[] NOT NULL,
   -- The known user an anonymous profile was merged into.
   merged_into          text,
+  -- What `q` searches: ids, email, names, merged anonymous ids, lowercased by the projection so
+  -- that the match does not depend on the database's locale.
+  search_text          text NOT NULL,
   -- Events applied to this row.
   version              integer NOT NULL,
   -- Global position of the event that created the row: the stable order of the leads list.

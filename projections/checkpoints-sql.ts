@@ -9,12 +9,17 @@ export interface CheckpointRow {
   rebuild_started_at: Date | null;
   rebuild_finished_at: Date | null;
   rebuild_target: number | null;
+  active_worker: string | null;
+  active_since: Date | null;
 }
 
 /** First key of the advisory locks held by active projection workers (the second is the projection's). */
 export const projectionLockClass = 7302;
 
 export const ensureCheckpoint = 'INSERT INTO projection_checkpoints (projection) VALUES ($1) ON CONFLICT DO NOTHING';
+
+/** Run by a worker that has just taken the lock. */
+export const markActive = `UPDATE projection_checkpoints SET active_worker = $2, active_since = now() WHERE projection = $1`;
 
 export const selectCheckpoint = 'SELECT * FROM projection_checkpoints WHERE projection = $1';
 

@@ -24,6 +24,7 @@ export interface LeadRow {
   own_keys: string[];
   anonymous_ids: string[];
   merged_into: string | null;
+  search_text: string;
   version: number;
   created_position: number;
   created_at: string;
@@ -73,7 +74,8 @@ function changesOfUpsert(data: UserUpserted): Change[] {
   }
   for (const [key, value] of Object.entries(data.attributes)) {
     const path = attributePrefix + key;
-    changes.push({ key: path, value: data.instants[path] ?? value, type: data.attributeTypes[key] ?? typeof value });
+    const instant = data.instants[path];
+    changes.push({ key: path, value: instant ? sixDigits(instant) : value, type: data.attributeTypes[key] ?? typeof value });
   }
   return changes;
 }
@@ -185,6 +187,7 @@ export class LeadBook {
   }
 
   private touch(lead: LeadRow, event: RecordedEvent): void {
+    lead.search_text = searchTextOf(lead);
     lead.version += 1;
     lead.changed_at = event.metadata.receivedAt;
     this.changed.add(lead);
@@ -200,6 +203,23 @@ export class LeadBook {
     return lead;
   }
 }
+
+/**
+ * The text `q` is matched against, one field per line: the profile id, email, first and last name,
+ * the full name, and merged anonymous ids, lowercased here rather than by the database, whose
+ * lower() depends on its locale (a C locale leaves `É` as it is).
+ */
+export function searchTextOf(lead: LeadRow): string {
+  const names = [lead.first_name, lead.last_name].filter((n): n is string => typeof n === 'string');
+  const fields = [lead.profile_id, lead.email, ...names, names.length === 2 ? names.join(' ') : null, ...lead.anonymous_ids];
+  return fields
+    .filter((f): f is string => typeof f === 'string')
+    .join('\n')
+    .toLowerCase();
+}
+
+/** UTC instants with six fraction digits, as the read API shows every time. */
+const sixDigits = (instant: string): string => instant.replace(/\.(\d{1,6})Z$/, (_, f: string) => `.${f.padEnd(6, '0')}Z`);
 
 /** A profile as its first event creates it, with the defaults of spec 2.2. */
 function newLead(accountId: string, kind: ProfileKind, id: string, creator: RecordedEvent): LeadRow {
@@ -220,6 +240,7 @@ function newLead(accountId: string, kind: ProfileKind, id: string, creator: Reco
     own_keys: [],
     anonymous_ids: [],
     merged_into: null,
+    search_text: '',
     version: 0,
     created_position: creator.globalPosition,
     created_at: receivedAt,

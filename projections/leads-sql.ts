@@ -7,7 +7,7 @@ const leadColumns = [
   'zipcode', 'country', 'phone', 'job_position', 'company', 'number_of_employees', 'annual_revenue',
   'opt_in_sms', 'opt_in_email', 'mobile', 'last_active', 'updated_at', 'date_identified', 'points',
   'device_type', 'utm_source', 'attributes', 'attribute_types', 'own_keys', 'anonymous_ids', 'merged_into',
-  'version', 'created_position', 'created_at', 'changed_at',
+  'search_text', 'version', 'created_position', 'created_at', 'changed_at',
 ] as const;
 
 const keyColumns = new Set(['account_id', 'profile_kind', 'profile_id']);

@@ -28,6 +28,9 @@ export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
 
 const lagEveryMs = 2_000;
 
+/** How status names this process: `pid@host`. */
+const workerName = `${process.pid}@${hostname()}`;
+
 /**
  * Runs one projection: takes its advisory lock (standing by while another worker holds it), then
  * reads the event store from the stored checkpoint and applies batches, each in one transaction
@@ -97,8 +100,10 @@ export class ProjectionRunner {
       let failed = false;
       try {
         client = await this.options.pool.connect();
+        // Read by `tracking projections status`; the pid comes first so that a long host name is
+        // what the 63-character limit cuts.
         await client.query("SELECT set_config('application_name', $1, false)", [
-          `tracking-projection ${this.projection.name} ${hostname()}:${process.pid}`.slice(0, 63),
+          `tracking-projection ${this.projection.name} ${workerName}`.slice(0, 63),
         ]);
         if (!(await this.takeLock(client))) break;
         this.setState('active');
@@ -134,6 +139,7 @@ export class ProjectionRunner {
   private async follow(client: pg.PoolClient): Promise<'stopped' | 'caught-up'> {
     const { name, eventTypes } = this.projection;
     await client.query(sql.ensureCheckpoint, [name]);
+    await client.query(sql.markActive, [name, workerName]);
     let state = await this.load(client);
     while (!this.stopped) {
       if (state.rebuild_requested_at) {

@@ -5,7 +5,7 @@ import type { CheckpointRow } from './checkpoints-sql.js';
 import { projections } from './index.js';
 
 export interface WorkerSession {
-  /** `host:pid` of the worker process. */
+  /** `pid@host` of the worker process. */
   worker: string;
   /** Backend pid of its database session. */
   sessionPid: number;
@@ -47,7 +47,7 @@ function rebuildOf(row: CheckpointRow | undefined): RebuildStatus | null {
   };
 }
 
-/** `tracking-projection <name> <host:pid>` (see the runner). */
+/** `tracking-projection <name> <pid@host>` (see the runner). */
 const workerOf = (applicationName: string): string => applicationName.split(' ')[2] ?? '?';
 
 /** Checkpoint, lag, active worker and standbys of every projection. */
@@ -69,7 +69,14 @@ export async function projectionStatus(pool: Pool, store: EventStore, now = Date
         updatedAt: iso(row?.updated_at ?? null),
         lagEvents: backlog.events,
         lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
-        active: holder ? { worker: workerOf(holder.application_name), sessionPid: holder.pid, since: holder.backend_start.toISOString() } : null,
+        active: holder
+          ? {
+              worker: workerOf(holder.application_name),
+              sessionPid: holder.pid,
+              // The time the holder marked when it took the lock; its connection may be older.
+              since: (row?.active_worker === workerOf(holder.application_name) && row.active_since ? row.active_since : holder.backend_start).toISOString(),
+            }
+          : null,
         standby: sessions.rows
           .filter((s) => s.application_name.split(' ')[1] === projection.name && s.pid !== holder?.pid)
           .map((s) => ({ worker: workerOf(s.application_name), sessionPid: s.pid })),

@@ -100,7 +100,7 @@ describe('the tracking command (e2e)', function () {
     const list = JSON.parse(status.stdout) as { projection: string; active: { worker: string } | null; lagEvents: number; eventsApplied: number }[];
     expect(list.map((p) => p.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
     for (const p of list) {
-      expect(p.active?.worker, p.projection).to.equal(`${(await import('node:os')).hostname()}:${process.pid}`);
+      expect(p.active?.worker, p.projection).to.equal(`${process.pid}@${(await import('node:os')).hostname()}`);
       expect(p.lagEvents, p.projection).to.equal(0);
     }
     expect(list.find((p) => p.projection === 'leads')?.eventsApplied).to.equal(1);

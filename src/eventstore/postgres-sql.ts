@@ -20,7 +20,10 @@ export function appendEvents(events: NewEvent[], dedupe: boolean): { text: strin
 const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
   recorded_at, transaction_id::text AS transaction_id`;
 
-/** $4: the event types wanted, or NULL for all; the payload of other events is not sent. */
+/**
+ * $4: the event types wanted, or NULL for all; the payload of other events is not sent. The text
+ * alias of transaction_id must not be what ORDER BY names: text order puts '1000' before '999'.
+ */
 const filteredColumns = `global_position, stream_name, stream_position, event_id, event_type,
   ($4::text[] IS NULL OR event_type = ANY($4)) AS wanted,
   CASE WHEN $4::text[] IS NULL OR event_type = ANY($4) THEN data END AS data,
@@ -35,7 +38,7 @@ const filteredColumns = `global_position, stream_name, stream_position, event_id
 export const readAllAfter = `SELECT ${filteredColumns} FROM events
   WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
     AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-  ORDER BY transaction_id, global_position
+  ORDER BY events.transaction_id, events.global_position
   LIMIT $3`;
 
 /** Events after a checkpoint, committed or about to be visible: what a reader there has still to read. */

@@ -85,7 +85,10 @@ export function decodeCursor(cursor: string): Cursor | null {
   }
 }
 
-/** `q` as a case-insensitive substring pattern, with LIKE's wildcards taken literally. */
+/**
+ * `q` as a case-insensitive substring pattern over leads.search_text (lowercased by the projection),
+ * with LIKE's wildcards taken literally; a pattern never spans two fields (one per line).
+ */
 const containsPattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
@@ -94,9 +97,7 @@ const containsPattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%
  */
 const listLeads = `SELECT ${selectList} FROM leads l
   WHERE l.account_id = $1 AND l.merged_into IS NULL
-    AND ($2::text IS NULL OR lower(l.profile_id) LIKE $2 OR lower(l.email) LIKE $2 OR lower(l.first_name) LIKE $2
-         OR lower(l.last_name) LIKE $2 OR lower(concat_ws(' ', l.first_name, l.last_name)) LIKE $2
-         OR EXISTS (SELECT 1 FROM unnest(l.anonymous_ids) AS a(id) WHERE lower(a.id) LIKE $2))
+    AND ($2::text IS NULL OR l.search_text LIKE $2)
     AND ($3::bigint IS NULL OR (l.created_position, l.profile_kind, l.profile_id) < ($3, $4, $5))
   ORDER BY l.created_position DESC, l.profile_kind DESC, l.profile_id DESC
   LIMIT $6`;
