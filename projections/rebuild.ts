@@ -35,20 +35,25 @@ export async function rebuildProjection(
   const requested = (await pool.query<CheckpointRow>(sql.requestRebuild, [projection.name])).rows[0] as CheckpointRow;
   const requestedAt = (requested.rebuild_requested_at as Date).getTime();
   // With no worker active, a runner here takes the lock and does the rebuild; if a worker starts
-  // first, this runner merely stands by, and the loop below follows that worker's progress.
-  const holders = await pool.query<{ lock_key: number }>(sql.lockHolders);
-  const runner = holders.rows.some((h) => h.lock_key === projection.lockKey)
-    ? null
-    : new ProjectionRunner(projection, { pool, store, log: options.log, batchSize: options.batchSize, untilCaughtUp: true }).start();
+  // first, this runner merely stands by, and the loop below follows that worker's progress. The
+  // same holds if the active worker goes away before the rebuild is done.
+  let runner: ProjectionRunner | null = null;
+  const runHereUnlessActive = async (): Promise<void> => {
+    if (runner) return;
+    const holders = await pool.query<{ lock_key: number }>(sql.lockHolders);
+    if (holders.rows.some((h) => h.lock_key === projection.lockKey)) return;
+    runner = new ProjectionRunner(projection, { pool, store, log: options.log, batchSize: options.batchSize, untilCaughtUp: true }).start();
+  };
   try {
     for (;;) {
+      await runHereUnlessActive();
       const row = (await pool.query<CheckpointRow>(sql.selectCheckpoint, [projection.name])).rows[0];
       const started = row?.rebuild_started_at && row.rebuild_started_at.getTime() >= requestedAt && !row.rebuild_requested_at;
       if (row && started) {
         options.onProgress?.({ applied: row.events_applied, target: row.rebuild_target });
         if (row.rebuild_finished_at) {
           const seconds = (row.rebuild_finished_at.getTime() - (row.rebuild_started_at as Date).getTime()) / 1000;
-          return { events: row.events_applied, seconds, ranHere: runner?.hasBeenActive ?? false };
+          return { events: row.events_applied, seconds, ranHere: (runner as ProjectionRunner | null)?.hasBeenActive ?? false };
         }
       } else {
         options.onProgress?.({ applied: 0, target: null });
@@ -56,6 +61,6 @@ export async function rebuildProjection(
       await sleep(options.pollMs ?? 200);
     }
   } finally {
-    await runner?.stop();
+    await (runner as ProjectionRunner | null)?.stop();
   }
 }
