@@ -50,8 +50,9 @@ function isProblem(line: string): boolean {
   }
 }
 
-export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string): Child {
-  const child = spawn(process.execPath, [script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** With `ipc`, the child can talk to this process with process.send (child.process.on('message')). */
+export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string, { ipc = false } = {}): Child {
+  const child = spawn(process.execPath, [script], { cwd, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const entry: Child = { name, process: child, problems: [], problemCount: 0, exited };
   live.add(entry);

@@ -65,3 +65,16 @@ export async function postmasterPid(dataDir: string): Promise<number | null> {
   const pid = Number(text.split('\n')[0]);
   return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
+
+/**
+ * Busy CPU seconds of the whole machine, all cores together (/proc/stat): what the processes under
+ * test did not use of it went to something else on the machine, which skews the run.
+ */
+export async function machineBusySeconds(): Promise<number | null> {
+  const text = await readFile('/proc/stat', 'utf8').catch(() => '');
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice (guest is inside user)
+  const fields = (text.split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = fields;
+  if (user === undefined || nice === undefined || system === undefined || irq === undefined || softirq === undefined) return null;
+  return (user + nice + system + irq + softirq + (steal ?? 0)) / ticksPerSecond;
+}

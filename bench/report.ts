@@ -17,13 +17,64 @@ export interface Row {
   vsBaseline: number | null;
   eventsPerCommit: number | null;
   commitsPerSec: number | null;
-  /** CPU used during the measured window, in cores: target Node process, PostgreSQL, this process. */
-  cpuCores: { node: number | null; postgres: number | null; loadgen: number };
+  /** CPU used during the measured window, in cores: target Node process, PostgreSQL, this process, the rest of the machine. */
+  cpuCores: { node: number | null; postgres: number | null; loadgen: number; other: number | null };
+  /**
+   * How long the service's projection workers took, once the load stopped, to apply what it had
+   * stored (drained false: still behind at the limit); null for the baseline.
+   */
+  projectionsDrain: { seconds: number; drained: boolean } | null;
+}
+
+/** A projection measurement: one projection, or all four together (the first row of a group). */
+export interface ProjectionRow {
+  scenario: string;
+  events: number;
+  seconds: number;
+  eventsPerSec: number;
+  /** events/s over the catch-up read alone (store.readAll, nothing applied), measured in the same run. */
+  vsRead: number | null;
+  /** 'yes', or why not (stopped at the time limit). */
+  finished: string;
+  /**
+   * CPU over the group's window, in cores: the Node process running the projections, PostgreSQL,
+   * and everything else on the machine (the bench process included); null on the parts of a group.
+   */
+  cpuCores: { node: number | null; postgres: number | null; other: number | null } | null;
+}
+
+/** Time from a POST users answered to GET leads/:id answering 200, under steady ingest. */
+export interface VisibilityRow {
+  scenario: string;
+  /** Events in the store when the scenario started. */
+  storeEvents: number;
+  probes: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Probes whose lead was not served within the give-up time. */
+  notVisible: number;
+  probeFailures: string[];
+  getsPerProbe: number;
+  /** Round trip of one GET leads/:id: the resolution of the samples, with the 5-10 ms poll gap. */
+  getP50Ms: number;
+  postP50Ms: number;
+  ingestReqPerSec: number;
+  ingestP50Ms: number;
+  ingestP99Ms: number;
+  non2xx: number;
+  notQueued: number;
+  errors: number;
+  cpuCores: { node: number | null; postgres: number | null; loadgen: number; other: number | null };
 }
 
 // The issue's targets; printed next to the numbers so a run is judged the same way each time.
 const singleTarget = { reqPerSec: 5_000, vsBaseline: 0.5 };
 const bulkTarget = { itemsPerSec: 100_000 };
+const applyTarget = { eventsPerSec: 20_000 };
+const rebuildTarget = { seconds: 60 };
+const visibilityTarget = { p99Ms: 1_000 };
 
 const fixed = (value: number | null, digits: number): string => (value === null || Number.isNaN(value) ? '-' : value.toFixed(digits));
 const whole = (value: number): string => Math.round(value).toLocaleString('en-US');
@@ -34,12 +85,20 @@ function table(header: string[], lines: string[][]): string {
   return [format(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(format)].join('\n');
 }
 
+const ok = (met: boolean): string => (met ? 'met' : 'NOT met');
+
 /** Prints machine, settings, results and target checks; returns true when any response was bad. */
-export function printTable(machine: Record<string, string | number>, settings: Record<string, string | number>, rows: Row[], children: Child[]): boolean {
+export function printTable(
+  machine: Record<string, string | number>,
+  settings: Record<string, string | number>,
+  rows: Row[],
+  children: Child[],
+  more: { projections?: ProjectionRow[]; readModelProblems?: string[]; visibility?: VisibilityRow | null } = {},
+): boolean {
   console.log('\nmachine:', Object.entries(machine).map(([k, v]) => `${k}=${v}`).join(', '));
   console.log('settings:', Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', '));
   console.log('load generator (autocannon), service, PostgreSQL and baseline share these cores\n');
-  const header = ['scenario', 'req/s', 'items/s', 'p50 ms', 'p99 ms', 'non-2xx', 'not queued', 'errors', 'vs baseline', 'ev/commit', 'commits/s', 'CPU node', 'CPU pg', 'CPU loadgen'];
+  const header = ['scenario', 'req/s', 'items/s', 'p50 ms', 'p99 ms', 'non-2xx', 'not queued', 'errors', 'vs baseline', 'ev/commit', 'commits/s', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other', 'proj. lag s'];
   const lines = rows.map((r) => [
     r.scenario,
     whole(r.reqPerSec),
@@ -55,12 +114,16 @@ export function printTable(machine: Record<string, string | number>, settings: R
     fixed(r.cpuCores.node, 2),
     fixed(r.cpuCores.postgres, 2),
     fixed(r.cpuCores.loadgen, 2),
+    fixed(r.cpuCores.other, 2),
+    r.projectionsDrain === null ? '-' : `${r.projectionsDrain.drained ? '' : '>'}${r.projectionsDrain.seconds.toFixed(1)}`,
   ]);
   console.log(table(header, lines));
-  console.log('(req/s: mean of per-second samples; CPU in cores over the measured window; not queued includes non-2xx)\n');
+  console.log('(req/s: mean of per-second samples; CPU in cores over the measured window; not queued includes non-2xx;');
+  console.log(' CPU other: the rest of the machine\'s busy time meanwhile: kernel threads (network, io_uring, writeback) and other processes;');
+  console.log(' proj. lag s: how long the service\'s projection workers, which share its process and cores, took after the load to apply');
+  console.log(' what it stored; the bench waits for them before the next scenario)\n');
 
   for (const r of rows.slice(1)) {
-    const ok = (met: boolean): string => (met ? 'met' : 'NOT met');
     if (r.scenario.startsWith('users bulk')) {
       console.log(`target ${r.scenario}: >= ${whole(bulkTarget.itemsPerSec)} profiles/s -> ${ok(r.itemsPerSec >= bulkTarget.itemsPerSec)}`);
     } else {
@@ -68,6 +131,12 @@ export function printTable(machine: Record<string, string | number>, settings: R
       console.log(`target ${r.scenario}: >= ${whole(singleTarget.reqPerSec)} req/s and >= ${singleTarget.vsBaseline} x baseline -> ${ok(met)}`);
     }
   }
+
+  const baselineRate = rows[0]?.scenario.startsWith('baseline') ? rows[0].reqPerSec : null;
+  if (more.projections?.length) printProjections(more.projections, baselineRate);
+  for (const problem of more.readModelProblems ?? []) console.log(`READ MODELS WRONG after ${problem}`);
+  let visibilityBad = false;
+  if (more.visibility) visibilityBad = printVisibility(more.visibility);
 
   const bad = rows.filter((r) => r.non2xx > 0 || r.notQueued > 0 || r.errors > 0);
   for (const r of bad) {
@@ -77,6 +146,71 @@ export function printTable(machine: Record<string, string | number>, settings: R
     if (child.problemCount === 0) continue;
     console.log(`${child.name} logged ${child.problemCount} warning/error lines; first ones:\n  ${child.problems.join('\n  ')}`);
   }
-  if (children.every((c) => c.problemCount === 0)) console.log('no warnings or errors in the service or baseline logs');
-  return bad.length > 0;
+  if (children.every((c) => c.problemCount === 0)) console.log(`no warnings or errors in the logs of ${children.map((c) => c.name).join(', ')}`);
+  return bad.length > 0 || visibilityBad || (more.readModelProblems?.length ?? 0) > 0;
+}
+
+function printProjections(rows: ProjectionRow[], baselineRate: number | null): void {
+  console.log('\nprojections (all four at once in one Node process; indented rows are the parts of the row above them)');
+  const header = ['projection scenario', 'events', 'seconds', 'events/s', 'vs read-only', 'vs baseline', 'CPU node', 'CPU pg', 'CPU other', 'finished'];
+  const lines = rows.map((r) => [
+    r.scenario,
+    whole(r.events),
+    fixed(r.seconds, 1),
+    whole(r.eventsPerSec),
+    fixed(r.vsRead, 2),
+    fixed(baselineRate ? r.eventsPerSec / baselineRate : null, 2),
+    fixed(r.cpuCores?.node ?? null, 2),
+    fixed(r.cpuCores?.postgres ?? null, 2),
+    fixed(r.cpuCores?.other ?? null, 2),
+    r.finished,
+  ]);
+  console.log(table(header, lines));
+  console.log('(store events: events of the store all four have applied, so events/s there is the rate of the whole; events of a projection: those');
+  console.log(' of its types; vs read-only: events/s over the catch-up read alone; vs baseline: events/s over the hello-world req/s of this run)\n');
+  for (const r of rows) {
+    if (r.scenario.startsWith('catch-up:')) {
+      const met = r.finished === 'yes' && r.eventsPerSec >= applyTarget.eventsPerSec;
+      console.log(`target catch-up: >= ${whole(applyTarget.eventsPerSec)} store events/s applied by all four -> ${ok(met)}`);
+    } else if (r.scenario.startsWith('rebuild:')) {
+      const total = r.finished === 'yes' ? whole(r.events) : (/of ([\d,]+)/.exec(r.finished)?.[1] ?? '?');
+      const estimate = r.finished === 'yes' ? '' : ` (stopped at ${fixed(r.seconds, 0)} s; at this rate the whole would take about ${fixed(Number(total.replaceAll(',', '')) / r.eventsPerSec, 0)} s)`;
+      console.log(`target rebuild of ${total} events: < ${rebuildTarget.seconds} s -> ${ok(r.finished === 'yes' && r.seconds < rebuildTarget.seconds)}${estimate}`);
+    }
+  }
+}
+
+/** Returns true when a request failed or a lead never became visible. */
+function printVisibility(r: VisibilityRow): boolean {
+  console.log(`\nvisibility (service as npm start runs it: API and projection workers in one process; ${whole(r.storeEvents)} events stored at the start)`);
+  const header = ['scenario', 'probes', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'not visible', 'GETs/probe', 'GET p50 ms', 'ingest req/s', 'ingest p50', 'ingest p99', 'non-2xx', 'errors', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other'];
+  const line = [
+    r.scenario,
+    String(r.probes),
+    fixed(r.p50Ms, 1),
+    fixed(r.p90Ms, 1),
+    fixed(r.p99Ms, 1),
+    fixed(r.maxMs, 1),
+    String(r.notVisible),
+    fixed(r.getsPerProbe, 1),
+    fixed(r.getP50Ms, 1),
+    whole(r.ingestReqPerSec),
+    fixed(r.ingestP50Ms, 1),
+    fixed(r.ingestP99Ms, 1),
+    String(r.non2xx),
+    String(r.errors),
+    fixed(r.cpuCores.node, 2),
+    fixed(r.cpuCores.postgres, 2),
+    fixed(r.cpuCores.loadgen, 2),
+    fixed(r.cpuCores.other, 2),
+  ];
+  console.log(table(header, [line]));
+  console.log('(p50..max: ms from the POST answered to the first GET leads/:id answering 200, polled every 5-10 ms; CPU loadgen includes the probe)\n');
+  console.log(`target visibility: p99 < ${whole(visibilityTarget.p99Ms)} ms -> ${ok(r.notVisible === 0 && r.p99Ms < visibilityTarget.p99Ms)}`);
+  const bad = r.non2xx > 0 || r.notQueued > 0 || r.errors > 0 || r.notVisible > 0 || r.probeFailures.length > 0;
+  if (bad) {
+    console.log(`FAILED in ${r.scenario}: ${r.non2xx} non-2xx, ${r.notQueued} not queued, ${r.errors} errors, ${r.notVisible} leads not visible`);
+    for (const failure of r.probeFailures) console.log(`  probe: ${failure}`);
+  }
+  return bad;
 }
