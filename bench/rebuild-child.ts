@@ -1,5 +1,6 @@
 import { projections } from '../projections/index.js';
 import { rebuildProjection, type RebuildResult } from '../projections/rebuild.js';
+import { SharedCatchUp } from '../projections/shared-read.js';
 import { loadConfig } from '../src/config.js';
 import { createPool } from '../src/db/pool.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
@@ -29,12 +30,15 @@ const log = createLogger('warn');
 const runnerPool = createPool(url, projections.length + 2, Math.max(config.queryTimeoutMs, 60_000));
 const storePool = createPool(url, 4, config.queryTimeoutMs);
 const store = new PostgresEventStore(storePool);
+// As a worker process does: the four runners share their reads of the store.
+const source = new SharedCatchUp(store);
 send({ type: 'started' });
 await Promise.all(
   projections.map(async (projection) => {
     const result = await rebuildProjection(runnerPool, store, projection, {
       log,
       batchSize: config.projectionBatchSize,
+      source,
       onProgress: ({ applied, target }) => send({ type: 'progress', projection: projection.name, applied, target }),
     });
     send({ type: 'finished', result: { projection: projection.name, ...result } });

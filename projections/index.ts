@@ -3,6 +3,7 @@ import { leadsProjection } from './leads.js';
 import { productsProjection } from './products.js';
 import type { Projection } from './projection.js';
 import { ProjectionRunner, type RunnerOptions } from './runner.js';
+import { SharedCatchUp } from './shared-read.js';
 import { trackIndexProjection } from './track-index.js';
 import { userEventsProjection } from './user-events.js';
 
@@ -20,7 +21,9 @@ export class ProjectionWorkers {
   readonly runners: ProjectionRunner[];
 
   constructor(options: RunnerOptions, selected: readonly Projection[] = projections) {
-    this.runners = selected.map((projection) => new ProjectionRunner(projection, options));
+    // Runners at the same checkpoint share their reads (a full replay reads the store once, not once per projection).
+    const shared = { ...options, store: new SharedCatchUp(options.store) };
+    this.runners = selected.map((projection) => new ProjectionRunner(projection, shared));
   }
 
   start(): this {

@@ -24,11 +24,11 @@ export const selectLeads = `SELECT to_jsonb(l) AS row
 
 /** $1 a JSON array of whole rows. */
 export const upsertLeads = `INSERT INTO leads (${leadColumns.join(', ')})
-  SELECT ${leadColumns.join(', ')} FROM jsonb_populate_recordset(NULL::leads, $1::jsonb)
+  SELECT ${leadColumns.join(', ')} FROM json_populate_recordset(NULL::leads, $1::json)
   ON CONFLICT (account_id, profile_kind, profile_id) DO UPDATE SET
   ${leadColumns.filter((c) => !keyColumns.has(c)).map((c) => `${c} = excluded.${c}`).join(', ')}`;
 
 /** $1 a JSON array of {account_id, anonymous_id, user_id}. */
 export const insertMerges = `INSERT INTO lead_merges (account_id, anonymous_id, user_id)
-  SELECT account_id, anonymous_id, user_id FROM jsonb_populate_recordset(NULL::lead_merges, $1::jsonb)
+  SELECT account_id, anonymous_id, user_id FROM json_populate_recordset(NULL::lead_merges, $1::json)
   ON CONFLICT DO NOTHING`;

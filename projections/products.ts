@@ -33,7 +33,7 @@ interface ProductChange {
 const upsertProducts = `INSERT INTO products
     (account_id, product_id, properties, sent_by_user_id, version, created_position, created_at, changed_at)
   SELECT account_id, product_id, properties, sent_by_user_id, version, created_position, created_at, changed_at
-  FROM jsonb_populate_recordset(NULL::products, $1::jsonb)
+  FROM json_populate_recordset(NULL::products, $1::json)
   ON CONFLICT (account_id, product_id) DO UPDATE SET
     properties = excluded.properties, sent_by_user_id = excluded.sent_by_user_id,
     version = products.version + excluded.version, changed_at = excluded.changed_at`;
@@ -41,7 +41,7 @@ const upsertProducts = `INSERT INTO products
 const insertProductEvents = `INSERT INTO product_events
     (event_id, account_id, product_id, user_id, event_name, event_time, event_time_utc, event_data, received_at, global_position)
   SELECT event_id, account_id, product_id, user_id, event_name, event_time, event_time_utc, event_data, received_at, global_position
-  FROM jsonb_populate_recordset(NULL::product_events, $1::jsonb)
+  FROM json_populate_recordset(NULL::product_events, $1::json)
   ON CONFLICT (event_id) DO NOTHING`;
 
 /** Products (latest properties, who sent them) and product events. */

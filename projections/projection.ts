@@ -14,6 +14,8 @@ export interface Projection {
   /** Second key of the advisory lock that lets one worker at a time run this projection. */
   readonly lockKey: number;
   readonly eventTypes: readonly EventType[];
+  /** false when `apply` uses only the events' ids, types, positions and metadata. */
+  readonly readsData?: boolean;
   /** Read-model tables, emptied by a rebuild. */
   readonly tables: readonly string[];
   apply(db: Db, events: RecordedEvent[]): Promise<void>;

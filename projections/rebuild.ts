@@ -5,6 +5,7 @@ import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import type { Projection } from './projection.js';
 import { ProjectionRunner } from './runner.js';
+import type { CatchUpSource } from './shared-read.js';
 
 export interface RebuildProgress {
   applied: number;
@@ -30,7 +31,14 @@ export async function rebuildProjection(
   pool: Pool,
   store: EventStore,
   projection: Projection,
-  options: { log: Logger; batchSize?: number; onProgress?: (progress: RebuildProgress) => void; pollMs?: number },
+  options: {
+    log: Logger;
+    batchSize?: number;
+    onProgress?: (progress: RebuildProgress) => void;
+    pollMs?: number;
+    /** What a replay in this process reads; a SharedCatchUp lets several rebuilt at once read the store once. */
+    source?: CatchUpSource;
+  },
 ): Promise<RebuildResult> {
   const requested = (await pool.query<CheckpointRow>(sql.requestRebuild, [projection.name])).rows[0] as CheckpointRow;
   const requestedAt = (requested.rebuild_requested_at as Date).getTime();
@@ -42,7 +50,13 @@ export async function rebuildProjection(
     if (runner) return;
     const holders = await pool.query<{ lock_key: number }>(sql.lockHolders);
     if (holders.rows.some((h) => h.lock_key === projection.lockKey)) return;
-    runner = new ProjectionRunner(projection, { pool, store, log: options.log, batchSize: options.batchSize, untilCaughtUp: true }).start();
+    runner = new ProjectionRunner(projection, {
+      pool,
+      store: options.source ?? store,
+      log: options.log,
+      batchSize: options.batchSize,
+      untilCaughtUp: true,
+    }).start();
   };
   try {
     for (;;) {

@@ -1,17 +1,17 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Pool } from '../src/db/pool.js';
-import type { EventStore } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import type { Projection } from './projection.js';
+import type { CatchUpSource } from './shared-read.js';
 
 export interface RunnerOptions {
   /** The read-model database; each runner keeps one of its connections for as long as it runs. */
   pool: Pool;
-  store: EventStore;
+  store: CatchUpSource;
   log: Logger;
   metrics?: Metrics;
   /** Events read (and applied in one transaction) at a time. */
@@ -27,6 +27,7 @@ export interface RunnerOptions {
 export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
 
 const lagEveryMs = 2_000;
+const lagWhileBusyMs = 15_000;
 
 /** How status names this process: `pid@host`. */
 const workerName = `${process.pid}@${hostname()}`;
@@ -138,6 +139,7 @@ export class ProjectionRunner {
    */
   private async follow(client: pg.PoolClient): Promise<'stopped' | 'caught-up'> {
     const { name, eventTypes } = this.projection;
+    let busy = false;
     await client.query(sql.ensureCheckpoint, [name]);
     await client.query(sql.markActive, [name, workerName]);
     let state = await this.load(client);
@@ -147,8 +149,13 @@ export class ProjectionRunner {
         continue;
       }
       this.pending = false;
-      const page = await this.options.store.readAll(state.checkpoint, this.options.batchSize ?? 2_000, { types: eventTypes });
-      await this.reportLag(state.checkpoint);
+      const page = await this.options.store.readAll(state.checkpoint, this.options.batchSize ?? 5_000, {
+        types: eventTypes,
+        data: this.projection.readsData !== false,
+      });
+      // Counting the backlog costs a scan of it: seldom while catching up (pages come back full).
+      await this.reportLag(state.checkpoint, busy ? lagWhileBusyMs : lagEveryMs);
+      busy = page.checkpoint !== state.checkpoint && page.events.length >= (this.options.batchSize ?? 5_000) / 2;
       if (page.checkpoint === state.checkpoint) {
         if (state.rebuild_started_at && !state.rebuild_finished_at) {
           state = (await client.query<CheckpointRow>(sql.finishRebuild, [name])).rows[0] ?? state;
@@ -206,10 +213,10 @@ export class ProjectionRunner {
   }
 
   /** Lag and apply rate for the metrics, every few seconds. */
-  private async reportLag(checkpoint: string | null): Promise<void> {
+  private async reportLag(checkpoint: string | null, everyMs: number): Promise<void> {
     const metrics = this.options.metrics;
     const now = Date.now();
-    if (!metrics || now - this.lastLag.at < lagEveryMs) return;
+    if (!metrics || now - this.lastLag.at < everyMs) return;
     const projection = this.projection.name;
     const backlog = await this.options.store.backlog(checkpoint, { types: this.projection.eventTypes });
     metrics.projectionLagEvents.set({ projection }, backlog.events);

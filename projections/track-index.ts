@@ -5,7 +5,7 @@ import type { Db, Projection } from './projection.js';
 const insertTrackIndex = `INSERT INTO track_index
     (event_id, track_id, account_id, event_type, stream_name, stream_position, global_position, recorded_at)
   SELECT event_id, track_id, account_id, event_type, stream_name, stream_position, global_position, recorded_at
-  FROM jsonb_populate_recordset(NULL::track_index, $1::jsonb)
+  FROM json_populate_recordset(NULL::track_index, $1::json)
   ON CONFLICT (event_id) DO NOTHING`;
 
 /** trackID to its stored event(s): where auditors start. */
@@ -14,6 +14,7 @@ export const trackIndexProjection: Projection = {
   lockKey: 4,
   eventTypes: ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'],
   tables: ['track_index'],
+  readsData: false,
 
   async apply(db: Db, events: RecordedEvent[]): Promise<void> {
     const rows = events.map((event) => ({

@@ -15,7 +15,7 @@ interface EventTracked {
 const insertUserEvents = `INSERT INTO user_events
     (event_id, account_id, user_id, anonymous_id, event_name, event_time, event_time_utc, event_data, received_at, global_position)
   SELECT event_id, account_id, user_id, anonymous_id, event_name, event_time, event_time_utc, event_data, received_at, global_position
-  FROM jsonb_populate_recordset(NULL::user_events, $1::jsonb)
+  FROM json_populate_recordset(NULL::user_events, $1::json)
   ON CONFLICT (event_id) DO NOTHING`;
 
 /** User events: the timeline of each profile (the /events endpoint). */

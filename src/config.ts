@@ -41,7 +41,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),
     logLevel: env.LOG_LEVEL || 'info',
     runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
-    projectionBatchSize: Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 2_000)),
+    projectionBatchSize: Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 5_000)),
     projectionPollMs: Math.max(1, intSetting(env, 'PROJECTION_POLL_MS', 100)),
   };
 }

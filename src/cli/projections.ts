@@ -1,6 +1,7 @@
 import cliProgress from 'cli-progress';
 import { projectionNamed, projections } from '../../projections/index.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
+import { SharedCatchUp } from '../../projections/shared-read.js';
 import { projectionStatus, type ProjectionStatus } from '../../projections/status.js';
 import { CliError, withContext } from './context.js';
 
@@ -31,31 +32,39 @@ async function rebuild(name: string | undefined, json: boolean): Promise<void> {
     throw new CliError(`usage: tracking projections rebuild <${projections.map((p) => p.name).join('|')}|all>`, 2);
   }
   await withContext(async ({ pool, store, log }) => {
-    for (const projection of selected) {
-      if (!projection) continue;
-      const bar = json || !process.stdout.isTTY
-        ? null
-        : new cliProgress.SingleBar(
-            { format: `${projection.name} [{bar}] {percentage}% | {value}/{total} events | {duration}s`, hideCursor: true },
-            cliProgress.Presets.shades_classic,
-          );
-      let started = false;
-      const result = await rebuildProjection(pool, store, projection, {
-        log,
-        onProgress: ({ applied, target }) => {
-          if (!bar || target === null) return;
-          if (!started) bar.start(Math.max(target, 1), 0);
-          started = true;
-          bar.setTotal(Math.max(target, applied, 1));
-          bar.update(applied);
-        },
-      });
-      bar?.stop();
-      const summary = { projection: projection.name, events: result.events, seconds: result.seconds, ranHere: result.ranHere };
-      if (json) console.log(JSON.stringify(summary));
+    // All at once: the active workers (or the runners here) then share their reads of the store.
+    const source = new SharedCatchUp(store);
+    const bars = json || !process.stdout.isTTY
+      ? null
+      : new cliProgress.MultiBar(
+          { format: '{name} [{bar}] {percentage}% | {value}/{total} events | {duration}s', hideCursor: true },
+          cliProgress.Presets.shades_classic,
+        );
+    const width = Math.max(...selected.map((p) => p?.name.length ?? 0));
+    const results = await Promise.all(
+      selected.map(async (projection) => {
+        if (!projection) return null;
+        let bar: cliProgress.SingleBar | null = null;
+        const result = await rebuildProjection(pool, store, projection, {
+          log,
+          source,
+          onProgress: ({ applied, target }) => {
+            if (!bars || target === null) return;
+            bar ??= bars.create(Math.max(target, 1), 0, { name: projection.name.padEnd(width) });
+            bar.setTotal(Math.max(target, applied, 1));
+            bar.update(applied, { name: projection.name.padEnd(width) });
+          },
+        });
+        return { projection: projection.name, ...result };
+      }),
+    );
+    bars?.stop();
+    for (const result of results) {
+      if (!result) continue;
+      if (json) console.log(JSON.stringify(result));
       else {
         const by = result.ranHere ? 'in this process' : 'by the active worker';
-        console.log(`${projection.name}: rebuilt ${by}, ${result.events} events replayed in ${result.seconds.toFixed(1)} s`);
+        console.log(`${result.projection}: rebuilt ${by}, ${result.events} events replayed in ${result.seconds.toFixed(1)} s`);
       }
     }
   });

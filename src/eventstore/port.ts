@@ -49,6 +49,8 @@ export interface ReadAllResult {
 export interface ReadFilter {
   /** Only events of these types are returned; the checkpoint still moves past the others. */
   types?: readonly EventType[];
+  /** false: events come without `data` (an empty object), for readers that need only where and what. */
+  data?: boolean;
 }
 
 /** How far a reader at some checkpoint is behind the head of the store. */

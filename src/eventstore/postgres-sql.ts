@@ -26,7 +26,7 @@ const recordedColumns = `global_position, stream_name, stream_position, event_id
  */
 const filteredColumns = `global_position, stream_name, stream_position, event_id, event_type,
   ($4::text[] IS NULL OR event_type = ANY($4)) AS wanted,
-  CASE WHEN $4::text[] IS NULL OR event_type = ANY($4) THEN data END AS data,
+  CASE WHEN ($4::text[] IS NULL OR event_type = ANY($4)) AND $5 THEN data END AS data,
   CASE WHEN $4::text[] IS NULL OR event_type = ANY($4) THEN metadata END AS metadata,
   recorded_at, transaction_id::text AS transaction_id`;
 

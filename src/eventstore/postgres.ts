@@ -157,10 +157,11 @@ export class PostgresEventStore implements EventStore {
       globalPosition,
       limit,
       filter.types ?? null,
+      filter.data !== false,
     ]);
     const last = rows.at(-1);
     return {
-      events: rows.filter((row) => row.wanted).map(toRecorded),
+      events: rows.filter((row) => row.wanted).map((row) => toRecorded(row.data === null ? { ...row, data: {} } : row)),
       checkpoint: last ? encodeCheckpoint(last.transaction_id, last.global_position) : checkpoint,
     };
   }

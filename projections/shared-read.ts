@@ -1,0 +1,67 @@
+import type { EventStore, ReadAllResult, ReadFilter } from '../src/eventstore/port.js';
+
+/** What a projection runner reads the event store with. */
+export type CatchUpSource = Pick<EventStore, 'readAll' | 'backlog'>;
+
+interface Page {
+  read: Promise<ReadAllResult>;
+  events: number;
+}
+
+/**
+ * One catch-up read for the runners of a process: a page read for one runner is kept, and the
+ * others, reading from the same checkpoint with the same page size, get it filtered to their event
+ * types instead of reading it again. Page boundaries are the same for every filter (a page ends at
+ * the last event looked at), so runners that start together keep meeting on the same pages.
+ *
+ * A kept page stays a correct answer: the catch-up read returns only transactions older than any
+ * still running, so nothing can later appear before or among its events.
+ */
+export class SharedCatchUp implements CatchUpSource {
+  private readonly pages = new Map<string, Page>();
+  private kept = 0;
+
+  constructor(
+    private readonly store: CatchUpSource,
+    /** Events kept at most, over all pages. */
+    private readonly maxEvents = 50_000,
+  ) {}
+
+  async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
+    const key = `${limit}|${checkpoint ?? ''}`;
+    let page = this.pages.get(key);
+    if (!page) {
+      const read = this.store.readAll(checkpoint, limit);
+      const created: Page = { read, events: 0 };
+      page = created;
+      this.pages.set(key, created);
+      read.then(
+        (result) => {
+          // Nothing new: the next look must ask the store again.
+          if (result.checkpoint === checkpoint) this.pages.delete(key);
+          else this.keep(created, result.events.length);
+        },
+        () => this.pages.delete(key),
+      );
+    }
+    const result = await page.read;
+    const types = filter.types;
+    return { checkpoint: result.checkpoint, events: types ? result.events.filter((e) => types.includes(e.type)) : result.events };
+  }
+
+  backlog(checkpoint: string | null, filter?: ReadFilter): ReturnType<EventStore['backlog']> {
+    return this.store.backlog(checkpoint, filter);
+  }
+
+  private keep(page: Page, events: number): void {
+    page.events = events;
+    this.kept += events;
+    // The oldest pages go first (a Map iterates in insertion order); the one just read stays.
+    for (const [key, old] of this.pages) {
+      if (this.kept <= this.maxEvents || old === page) break;
+      if (old.events === 0) continue;
+      this.pages.delete(key);
+      this.kept -= old.events;
+    }
+  }
+}
