@@ -1,0 +1,32 @@
+import { expect } from 'chai';
+import { servedApp, type Credentials, type TestApp } from './support/app.js';
+import { queued } from './support/replies.js';
+
+/** The value of a sample line `name{labels} value` of a Prometheus text page; undefined when absent. */
+function sample(page: string, name: string, labels: string): number | undefined {
+  const line = page.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('projection metrics (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  servedApp((started) => ({ app, account } = started), { projections: true });
+
+  it('reports events applied, lag and the active worker per projection at /metrics', async () => {
+    for (let i = 0; i < 3; i += 1) queued(await app.ingest(account, 'users', { userId: `u${i}`, attributes: {} }));
+    queued(await app.ingest(account, 'events', { userId: 'u0', eventName: 'login' }));
+    await app.projected();
+    const reply = await app.request<string>('GET', '/metrics');
+    expect(reply.status).to.equal(200);
+    const page = reply.body;
+    expect(sample(page, 'projection_events_applied_total', 'projection="leads"')).to.equal(3);
+    expect(sample(page, 'projection_events_applied_total', 'projection="user-events"')).to.equal(1);
+    expect(sample(page, 'projection_events_applied_total', 'projection="track-index"')).to.equal(4);
+    for (const projection of ['leads', 'user-events', 'products', 'track-index']) {
+      expect(sample(page, 'projection_active', `projection="${projection}"`), projection).to.equal(1);
+      expect(sample(page, 'projection_lag_events', `projection="${projection}"`), projection).to.be.a('number');
+      expect(sample(page, 'projection_lag_seconds', `projection="${projection}"`), projection).to.be.at.least(0);
+    }
+  });
+});
