@@ -35,10 +35,15 @@ export const advanceCheckpoint = `UPDATE projection_checkpoints
   WHERE projection = $1 AND checkpoint IS NOT DISTINCT FROM $2 AND rebuild_requested_at IS NULL
   RETURNING *`;
 
-/** Back to the start, with $2 events to replay; run with the truncation of the read models. */
+/**
+ * Back to the start, with $2 events to replay; run with the truncation of the read models. Only
+ * the request the worker saw ($3, read back to the millisecond) is cleared: one made meanwhile
+ * starts another rebuild after it.
+ */
 export const restartCheckpoint = `UPDATE projection_checkpoints
-  SET checkpoint = NULL, events_applied = 0, updated_at = now(), rebuild_requested_at = NULL,
-      rebuild_started_at = now(), rebuild_finished_at = NULL, rebuild_target = $2
+  SET checkpoint = NULL, events_applied = 0, updated_at = now(),
+      rebuild_requested_at = CASE WHEN date_trunc('milliseconds', rebuild_requested_at) = $3 THEN NULL ELSE rebuild_requested_at END,
+      rebuild_started_at = clock_timestamp(), rebuild_finished_at = NULL, rebuild_target = $2
   WHERE projection = $1
   RETURNING *`;
 

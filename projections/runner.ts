@@ -106,6 +106,7 @@ export class ProjectionRunner {
         await client.query("SELECT set_config('application_name', $1, false)", [
           `tracking-projection ${this.projection.name} ${workerName}`.slice(0, 63),
         ]);
+        await this.endIfClientVanishes(client);
         if (!(await this.takeLock(client))) break;
         this.setState('active');
         if ((await this.follow(client)) === 'caught-up') break;
@@ -115,10 +116,22 @@ export class ProjectionRunner {
       } finally {
         // Closing the connection (not returning it to the pool) releases the lock with certainty.
         client?.release(true);
+        if (this.stateNow === 'active') this.setState('starting');
       }
       if (failed && !this.stopped) await this.sleep(1_000, false);
     }
     this.setState('stopped');
+  }
+
+  /**
+   * A worker whose host vanishes without closing its connection would keep the lock until TCP gives
+   * up on it (hours): the server ends the session once it has been idle well past the longest pause
+   * of a live worker, and a standby takes over. (idle_session_timeout exists from PostgreSQL 14.)
+   */
+  private async endIfClientVanishes(client: pg.PoolClient): Promise<void> {
+    const longestPauseMs = Math.max(this.options.pollMs ?? 100, this.options.lockRetryMs ?? 1_000);
+    const timeout = `${Math.max(30_000, longestPauseMs * 3)}ms`;
+    await client.query("SELECT set_config('idle_session_timeout', $1, false)", [timeout]).catch(() => undefined);
   }
 
   /** Waits, as a standby, until this worker holds the projection's lock; false when stopped first. */
@@ -145,7 +158,7 @@ export class ProjectionRunner {
     let state = await this.load(client);
     while (!this.stopped) {
       if (state.rebuild_requested_at) {
-        state = await this.restart(client);
+        state = await this.restart(client, state.rebuild_requested_at);
         continue;
       }
       this.pending = false;
@@ -199,13 +212,13 @@ export class ProjectionRunner {
   }
 
   /** Empties the read models and goes back to the start of the store, in one transaction. */
-  private async restart(client: pg.PoolClient): Promise<CheckpointRow> {
+  private async restart(client: pg.PoolClient, requestedAt: Date): Promise<CheckpointRow> {
     const { name, tables, eventTypes } = this.projection;
     const target = await this.options.store.backlog(null, { types: eventTypes });
     await client.query('BEGIN');
     try {
       await client.query(`TRUNCATE ${tables.join(', ')}`);
-      const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events]);
+      const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events, requestedAt]);
       await client.query('COMMIT');
       this.log.info({ events: target.events }, 'rebuild started');
       return rows[0] as CheckpointRow;

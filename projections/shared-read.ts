@@ -24,7 +24,7 @@ export class SharedCatchUp implements CatchUpSource {
   constructor(
     private readonly store: CatchUpSource,
     /** Events kept at most, over all pages. */
-    private readonly maxEvents = 50_000,
+    private readonly maxEvents = 20_000,
   ) {}
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {

@@ -19,8 +19,10 @@ export function createPool(connectionString: string, max = 20, queryTimeoutMs = 
     statement_timeout: queryTimeoutMs,
     query_timeout: queryTimeoutMs + 1_000,
   });
-  // An idle client losing its connection must not crash the process; the next query reports it.
+  // A client losing its connection must not crash the process, whether idle in the pool or held
+  // (a projection worker keeps one for as long as it runs): its next query reports the loss.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
