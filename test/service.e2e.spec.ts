@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
@@ -32,9 +33,28 @@ async function storedTrackIds(databaseUrl: string): Promise<Set<string>> {
   }
 }
 
+/** A loopback port free right now (a random one could be taken, and the service would exit 1). */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => done(port));
+    });
+  });
+}
+
+/** What services started by these tests wrote to stderr, to explain a failed start. */
+const errorOutput = new WeakMap<ChildProcess, string>();
+
+function keepErrorOutput(child: ChildProcess): void {
+  child.stderr?.on('data', (chunk: Buffer) => errorOutput.set(child, ((errorOutput.get(child) ?? '') + chunk.toString()).slice(-4_000)));
+}
+
 async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 300; i += 1) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${errorOutput.get(child) ?? ''}`);
     const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
     if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
@@ -157,11 +177,12 @@ describe('the service on its embedded database (e2e)', function () {
   });
 
   it('on SIGTERM answers the requests in flight, closes keep-alive connections, stores what it acknowledged, stops PostgreSQL and exits 0', async () => {
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort();
     const child = spawn(process.execPath, [resolve(projectRoot, 'dist/src/main.js')], {
       env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
+    keepErrorOutput(child);
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const base = `http://127.0.0.1:${port}`;
     try {
