@@ -1,6 +1,8 @@
 /** SQL of the leads projection. Rows travel as JSON keyed by column name, in both directions. */
 
-/** Every column of `leads`, in table order (jsonb_populate_recordset fills them by name). */
+import { insertRows } from './rows-sql.js';
+
+/** Every column of `leads`, in table order (json_populate_recordset fills them by name). */
 const leadColumns = [
   'account_id', 'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'email',
   'birth_date', 'gender', 'maritial_status', 'children', 'education', 'title', 'address', 'city', 'state',
@@ -23,12 +25,12 @@ export const selectLeads = `SELECT to_jsonb(l) AS row
     ON l.account_id = k.account_id AND l.profile_kind = k.profile_kind AND l.profile_id = k.profile_id`;
 
 /** $1 a JSON array of whole rows. */
-export const upsertLeads = `INSERT INTO leads (${leadColumns.join(', ')})
-  SELECT ${leadColumns.join(', ')} FROM json_populate_recordset(NULL::leads, $1::json)
-  ON CONFLICT (account_id, profile_kind, profile_id) DO UPDATE SET
-  ${leadColumns.filter((c) => !keyColumns.has(c)).map((c) => `${c} = excluded.${c}`).join(', ')}`;
+export const upsertLeads = insertRows(
+  'leads',
+  leadColumns,
+  `(account_id, profile_kind, profile_id) DO UPDATE SET
+  ${leadColumns.filter((c) => !keyColumns.has(c)).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+);
 
 /** $1 a JSON array of {account_id, anonymous_id, user_id}. */
-export const insertMerges = `INSERT INTO lead_merges (account_id, anonymous_id, user_id)
-  SELECT account_id, anonymous_id, user_id FROM json_populate_recordset(NULL::lead_merges, $1::json)
-  ON CONFLICT DO NOTHING`;
+export const insertMerges = insertRows('lead_merges', ['account_id', 'anonymous_id', 'user_id'], 'DO NOTHING');

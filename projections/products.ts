@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
+import { eventRowColumns, insertRows, onceByEventId } from './rows-sql.js';
 
 /** Data of ProductSubmitted and ProductEventTracked events (docs/events.md). */
 interface ProductSubmitted {
@@ -30,19 +31,15 @@ interface ProductChange {
 }
 
 /** The latest submission wins; `version` counts the submissions. */
-const upsertProducts = `INSERT INTO products
-    (account_id, product_id, properties, sent_by_user_id, version, created_position, created_at, changed_at)
-  SELECT account_id, product_id, properties, sent_by_user_id, version, created_position, created_at, changed_at
-  FROM json_populate_recordset(NULL::products, $1::json)
-  ON CONFLICT (account_id, product_id) DO UPDATE SET
+const upsertProducts = insertRows(
+  'products',
+  ['account_id', 'product_id', 'properties', 'sent_by_user_id', 'version', 'created_position', 'created_at', 'changed_at'],
+  `(account_id, product_id) DO UPDATE SET
     properties = excluded.properties, sent_by_user_id = excluded.sent_by_user_id,
-    version = products.version + excluded.version, changed_at = excluded.changed_at`;
+    version = products.version + excluded.version, changed_at = excluded.changed_at`,
+);
 
-const insertProductEvents = `INSERT INTO product_events
-    (event_id, account_id, product_id, user_id, event_name, event_time, event_time_utc, event_data, received_at, global_position)
-  SELECT event_id, account_id, product_id, user_id, event_name, event_time, event_time_utc, event_data, received_at, global_position
-  FROM json_populate_recordset(NULL::product_events, $1::json)
-  ON CONFLICT (event_id) DO NOTHING`;
+const insertProductEvents = insertRows('product_events', ['event_id', 'account_id', 'product_id', 'user_id', ...eventRowColumns], onceByEventId);
 
 /** Products (latest properties, who sent them) and product events. */
 export const productsProjection: Projection = {

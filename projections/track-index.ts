@@ -1,12 +1,12 @@
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
+import { insertRows, onceByEventId } from './rows-sql.js';
 
-/** The event id is the key, so an event read twice is indexed once. */
-const insertTrackIndex = `INSERT INTO track_index
-    (event_id, track_id, account_id, event_type, stream_name, stream_position, global_position, recorded_at)
-  SELECT event_id, track_id, account_id, event_type, stream_name, stream_position, global_position, recorded_at
-  FROM json_populate_recordset(NULL::track_index, $1::json)
-  ON CONFLICT (event_id) DO NOTHING`;
+const insertTrackIndex = insertRows(
+  'track_index',
+  ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'],
+  onceByEventId,
+);
 
 /** trackID to its stored event(s): where auditors start. */
 export const trackIndexProjection: Projection = {

@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
+import { eventRowColumns, insertRows, onceByEventId } from './rows-sql.js';
 
 /** Data of an EventTracked event (docs/events.md). */
 interface EventTracked {
@@ -11,12 +12,7 @@ interface EventTracked {
   eventData: Record<string, unknown>;
 }
 
-/** The event id is the key: a row is written once, however often its event is read. */
-const insertUserEvents = `INSERT INTO user_events
-    (event_id, account_id, user_id, anonymous_id, event_name, event_time, event_time_utc, event_data, received_at, global_position)
-  SELECT event_id, account_id, user_id, anonymous_id, event_name, event_time, event_time_utc, event_data, received_at, global_position
-  FROM json_populate_recordset(NULL::user_events, $1::json)
-  ON CONFLICT (event_id) DO NOTHING`;
+const insertUserEvents = insertRows('user_events', ['event_id', 'account_id', 'user_id', 'anonymous_id', ...eventRowColumns], onceByEventId);
 
 /** User events: the timeline of each profile (the /events endpoint). */
 export const userEventsProjection: Projection = {
