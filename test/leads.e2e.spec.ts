@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Config } from '../src/config.js';
+import type { Lead, TimelineEvent } from '../src/read/leads.js';
 import { adminToken, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { bulkResults, queued, requestError } from './support/replies.js';
 
@@ -7,29 +8,6 @@ import { bulkResults, queued, requestError } from './support/replies.js';
  * The leads read model as the read API shows it (GET /admin/v1/accounts/:license/leads/:id), built
  * by the projection workers from what the ingest endpoints accepted; and the products read model.
  */
-
-type Lead = Record<string, unknown> & {
-  userId: string | null;
-  anonymousId: string | null;
-  anonymousIds: string[];
-  attributes: Record<string, unknown>;
-  attributeTypes: Record<string, string>;
-  mergedInto: string | null;
-  createdAt: string;
-  updatedAt: string;
-  version: number;
-};
-
-interface TimelineEvent {
-  eventId: string;
-  userId: string | null;
-  anonymousId: string | null;
-  eventName: string;
-  eventTime: string | null;
-  eventTimeUtc: string;
-  eventData: Record<string, unknown>;
-  receivedAt: string;
-}
 
 const admin = `Bearer ${adminToken}`;
 

@@ -5,23 +5,9 @@ import { createLogger } from '../src/logger.js';
 import { adminToken, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { asAdmin, freshDatabase, type TestDatabase } from './support/database.js';
 import { bulkResults, queued, requestError, uuidPattern } from './support/replies.js';
+import type { Lead, LeadPage } from '../src/read/leads.js';
 
 /** The read API: searching and paging leads, trackID lookups, and who may read what. */
-
-interface Lead {
-  userId: string | null;
-  anonymousId: string | null;
-  anonymousIds: string[];
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  [field: string]: unknown;
-}
-
-interface LeadPage {
-  leads: Lead[];
-  nextCursor: string | null;
-}
 
 interface TrackedEvent {
   eventId: string;
