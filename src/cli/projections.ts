@@ -32,8 +32,9 @@ async function rebuild(name: string | undefined, json: boolean): Promise<void> {
     throw new CliError(`usage: tracking projections rebuild <${projections.map((p) => p.name).join('|')}|all>`, 2);
   }
   await withContext(async ({ pool, store, log }) => {
-    // All at once: the active workers (or the runners here) then share their reads of the store.
-    const source = new SharedCatchUp(store);
+    // All at once: runners here then share their reads of the store. One alone reads only the
+    // events of its types (and, for the track index, no payloads), which a shared read cannot.
+    const source = selected.length > 1 ? new SharedCatchUp(store) : undefined;
     const bars = json || !process.stdout.isTTY
       ? null
       : new cliProgress.MultiBar(
