@@ -64,6 +64,19 @@ export const lockHolders = `SELECT l.objid::bigint AS lock_key, a.pid, a.applica
   WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${projectionLockClass} AND l.objsubid = 2
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
+/**
+ * A worker's session is named `tracking-projection <projection> <pid@host>` (at most 63
+ * characters: the host is what gets cut), so that status can tell active and standby workers.
+ */
+const sessionPrefix = 'tracking-projection';
+
+export const sessionName = (projection: string, worker: string): string => `${sessionPrefix} ${projection} ${worker}`.slice(0, 63);
+
+export function parseSessionName(name: string): { projection: string; worker: string } {
+  const [, projection = '?', worker = '?'] = name.split(' ');
+  return { projection, worker };
+}
+
 /** Sessions of projection workers in this database (active and standby). */
 export const workerSessions = `SELECT pid, application_name FROM pg_stat_activity
-  WHERE datname = current_database() AND application_name LIKE 'tracking-projection %'`;
+  WHERE datname = current_database() AND application_name LIKE '${sessionPrefix} %'`;

@@ -101,11 +101,7 @@ export class ProjectionRunner {
       let failed = false;
       try {
         client = await this.options.pool.connect();
-        // Read by `tracking projections status`; the pid comes first so that a long host name is
-        // what the 63-character limit cuts.
-        await client.query("SELECT set_config('application_name', $1, false)", [
-          `tracking-projection ${this.projection.name} ${workerName}`.slice(0, 63),
-        ]);
+        await client.query("SELECT set_config('application_name', $1, false)", [sql.sessionName(this.projection.name, workerName)]);
         await this.endIfClientVanishes(client);
         if (!(await this.takeLock(client))) break;
         this.setState('active');

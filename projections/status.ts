@@ -47,8 +47,7 @@ function rebuildOf(row: CheckpointRow | undefined): RebuildStatus | null {
   };
 }
 
-/** `tracking-projection <name> <pid@host>` (see the runner). */
-const workerOf = (applicationName: string): string => applicationName.split(' ')[2] ?? '?';
+const workerOf = (applicationName: string): string => sql.parseSessionName(applicationName).worker;
 
 /** Checkpoint, lag, active worker and standbys of every projection. */
 export async function projectionStatus(pool: Pool, store: EventStore, now = Date.now()): Promise<ProjectionStatus[]> {
@@ -78,7 +77,7 @@ export async function projectionStatus(pool: Pool, store: EventStore, now = Date
             }
           : null,
         standby: sessions.rows
-          .filter((s) => s.application_name.split(' ')[1] === projection.name && s.pid !== holder?.pid)
+          .filter((s) => sql.parseSessionName(s.application_name).projection === projection.name && s.pid !== holder?.pid)
           .map((s) => ({ worker: workerOf(s.application_name), sessionPid: s.pid })),
         rebuild: rebuildOf(row),
       };

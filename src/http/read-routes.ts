@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
-import { decodeCursor, findLead, findLeadEvents, findLeads } from '../read/leads.js';
+import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../read/leads.js';
 import { describeEvent, eventsOfTrackId } from '../read/track.js';
 import type { Services } from '../services.js';
 import { accountOf, accountReadAuth } from './auth.js';
@@ -39,17 +39,19 @@ export function readRoutes(services: Services): Router {
     res.json(await findLeads(services.pool, accountOf(res).id, { q, limit: limitOf(req), cursor }));
   });
 
-  router.get('/leads/:id', async (req: Request, res: Response) => {
+  const leadOf = async (req: Request, res: Response): Promise<Lead> => {
     const lead = await findLead(services.pool, accountOf(res).id, req.params.id as string);
     if (!lead) throw notFound('no lead with this userId or anonymousId');
-    res.json(lead);
+    return lead;
+  };
+
+  router.get('/leads/:id', async (req: Request, res: Response) => {
+    res.json(await leadOf(req, res));
   });
 
   router.get('/leads/:id/events', async (req: Request, res: Response) => {
-    const accountId = accountOf(res).id;
-    const lead = await findLead(services.pool, accountId, req.params.id as string);
-    if (!lead) throw notFound('no lead with this userId or anonymousId');
-    res.json({ events: await findLeadEvents(services.pool, accountId, lead, limitOf(req)) });
+    const lead = await leadOf(req, res);
+    res.json({ events: await findLeadEvents(services.pool, accountOf(res).id, lead, limitOf(req)) });
   });
 
   router.get('/track/:trackID', async (req: Request, res: Response) => {
