@@ -47,6 +47,18 @@ export const restartCheckpoint = `UPDATE projection_checkpoints
   WHERE projection = $1
   RETURNING *`;
 
+/**
+ * Of the event ids $2, those projection $1 has not applied yet, each once; they count as applied
+ * from now on (in the batch's transaction).
+ */
+export const claimEventIds = `INSERT INTO projection_applied_events (projection, event_id)
+  SELECT $1, unnest($2::uuid[])
+  ON CONFLICT DO NOTHING
+  RETURNING event_id::text AS event_id`;
+
+/** A rebuild starts with no id applied. */
+export const forgetAppliedEventIds = 'DELETE FROM projection_applied_events WHERE projection = $1';
+
 export const finishRebuild = `UPDATE projection_checkpoints SET rebuild_finished_at = now()
   WHERE projection = $1 AND rebuild_started_at IS NOT NULL AND rebuild_finished_at IS NULL
   RETURNING *`;
@@ -59,7 +71,7 @@ export const requestRebuild = `INSERT INTO projection_checkpoints (projection, r
 export const tryLock = `SELECT pg_try_advisory_lock(${projectionLockClass}, $1) AS locked`;
 
 /** Sessions holding a projection lock in this database. */
-export const lockHolders = `SELECT l.objid::bigint AS lock_key, a.pid, a.application_name, a.backend_start
+export const lockHolders = `SELECT l.objid::bigint AS lock_key, a.pid, a.application_name
   FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
   WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ${projectionLockClass} AND l.objsubid = 2
     AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;

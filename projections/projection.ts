@@ -16,6 +16,11 @@ export interface Projection {
   readonly eventTypes: readonly EventType[];
   /** false when `apply` uses only the events' ids, types, positions and metadata. */
   readonly readsData?: boolean;
+  /**
+   * true when every row `apply` writes is keyed by its event's id, written once: an event read
+   * twice then changes nothing, and the runner need not remember applied ids.
+   */
+  readonly keyedByEventId?: boolean;
   /** Read-model tables, emptied by a rebuild. */
   readonly tables: readonly string[];
   apply(db: Db, events: RecordedEvent[]): Promise<void>;

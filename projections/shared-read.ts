@@ -1,7 +1,7 @@
 import type { EventStore, ReadAllResult, ReadFilter } from '../src/eventstore/port.js';
 
 /** What a projection runner reads the event store with. */
-export type CatchUpSource = Pick<EventStore, 'readAll' | 'backlog'>;
+export type CatchUpSource = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds'>;
 
 interface Page {
   read: Promise<ReadAllResult>;
@@ -20,12 +20,15 @@ interface Page {
 export class SharedCatchUp implements CatchUpSource {
   private readonly pages = new Map<string, Page>();
   private kept = 0;
+  readonly mayRepeatEventIds: boolean;
 
   constructor(
     private readonly store: CatchUpSource,
     /** Events kept at most, over all pages. */
     private readonly maxEvents = 20_000,
-  ) {}
+  ) {
+    this.mayRepeatEventIds = store.mayRepeatEventIds ?? false;
+  }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const key = `${limit}|${checkpoint ?? ''}`;

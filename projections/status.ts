@@ -26,6 +26,8 @@ export interface ProjectionStatus {
   eventsApplied: number;
   updatedAt: string | null;
   lagEvents: number;
+  /** The store stopped counting: the lag is at least lagEvents. */
+  lagEventsAtLeast?: true;
   lagSeconds: number;
   active: (WorkerSession & { since: string }) | null;
   standby: WorkerSession[];
@@ -53,7 +55,7 @@ const workerOf = (applicationName: string): string => sql.parseSessionName(appli
 export async function projectionStatus(pool: Pool, store: EventStore, now = Date.now()): Promise<ProjectionStatus[]> {
   const [checkpoints, holders, sessions] = await Promise.all([
     pool.query<CheckpointRow>(sql.selectCheckpoints),
-    pool.query<{ lock_key: number; pid: number; application_name: string; backend_start: Date }>(sql.lockHolders),
+    pool.query<{ lock_key: number; pid: number; application_name: string }>(sql.lockHolders),
     pool.query<{ pid: number; application_name: string }>(sql.workerSessions),
   ]);
   return Promise.all(
@@ -67,13 +69,15 @@ export async function projectionStatus(pool: Pool, store: EventStore, now = Date
         eventsApplied: row?.events_applied ?? 0,
         updatedAt: iso(row?.updated_at ?? null),
         lagEvents: backlog.events,
+        ...(backlog.atLeast && { lagEventsAtLeast: true }),
         lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
         active: holder
           ? {
               worker: workerOf(holder.application_name),
               sessionPid: holder.pid,
-              // The time the holder marked when it took the lock; its connection may be older.
-              since: (row?.active_worker === workerOf(holder.application_name) && row.active_since ? row.active_since : holder.backend_start).toISOString(),
+              // The time the holder marked when it took the lock (its connection may be older). A
+              // holder not marked yet has taken the lock this instant, and marks it next.
+              since: (row?.active_worker === workerOf(holder.application_name) && row.active_since ? row.active_since : new Date(now)).toISOString(),
             }
           : null,
         standby: sessions.rows

@@ -15,6 +15,7 @@ export const trackIndexProjection: Projection = {
   eventTypes: ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'],
   tables: ['track_index'],
   readsData: false,
+  keyedByEventId: true,
 
   async apply(db: Db, events: RecordedEvent[]): Promise<void> {
     const rows = events.map((event) => ({

@@ -20,6 +20,7 @@ export const userEventsProjection: Projection = {
   lockKey: 2,
   eventTypes: ['EventTracked'],
   tables: ['user_events'],
+  keyedByEventId: true,
 
   async apply(db: Db, events: RecordedEvent[]): Promise<void> {
     const rows = events.map((event) => {

@@ -5,6 +5,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Where the embedded server keeps its data. */
   dataDir: string;
+  /** An EventStoreDB connection string: the events are kept there instead of in Postgres. */
+  eventStoreUrl: string | undefined;
   port: number;
   adminToken: string | undefined;
   /** Requests per minute per account on productsevents, shared by every process. */
@@ -34,6 +36,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
+    eventStoreUrl: env.EVENTSTORE_URL || undefined,
     port: intSetting(env, 'PORT', 3000),
     adminToken: env.ADMIN_TOKEN || undefined,
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),

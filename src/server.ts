@@ -83,8 +83,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
       await closed;
       clearTimeout(idle);
       clearTimeout(force);
-      await services.store.close();
+      // The workers read the store: they stop before it closes.
       await projections?.stop();
+      await services.store.close();
       await pool.end();
       await database.stop();
       log.info('stopped');

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { AccountDirectory } from './accounts.js';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
-import { PostgresEventStore } from './eventstore/postgres.js';
+import { createEventStore } from './eventstore/index.js';
 import type { EventStore } from './eventstore/port.js';
 import { IngestRateLimits } from './http/rate-limit.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
@@ -37,11 +37,9 @@ export function createServices(config: Config, pool: Pool, log: Logger, metrics 
     pool,
     metrics,
     appends,
-    store: new PostgresEventStore(pool, {
-      onBatch: (events) => {
-        metrics.appendBatchEvents.observe(events);
-        appends.emit('appended');
-      },
+    store: createEventStore(config, pool, log, (events) => {
+      metrics.appendBatchEvents.observe(events);
+      appends.emit('appended');
     }),
     validator: new Validator(),
     registry: new AttributeTypeRegistry(pool),

@@ -4,7 +4,7 @@ import { loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
-import { PostgresEventStore } from './eventstore/postgres.js';
+import { createEventStore } from './eventstore/index.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 
@@ -34,7 +34,7 @@ try {
   }
   await migrate(database.url, log);
   const pool = createPool(database.url, 4, config.queryTimeoutMs);
-  const store = new PostgresEventStore(pool);
+  const store = createEventStore(config, pool, log);
   const metrics = new Metrics();
   // METRICS_PORT: Prometheus metrics of this worker (lag, apply rate, active or standby).
   const metricsPort = process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : null;
@@ -63,6 +63,7 @@ try {
   stop = async () => {
     metricsServer?.close();
     await workers.stop();
+    await store.close();
     await pool.end();
     await database.stop();
     log.info('stopped');

@@ -16,10 +16,12 @@ interface CliResult {
   stderr: string;
 }
 
-/** Runs `tracking <args>` as a user would, against the test database. */
-async function tracking(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+/** Runs `tracking <args>` as a user would, on the database and event store of `app`. */
+async function tracking(app: TestApp, ...args: string[]): Promise<CliResult> {
+  const { eventStoreUrl } = app.services.config;
+  const env = { ...process.env, DATABASE_URL: app.database.url, LOG_LEVEL: 'warn', ...(eventStoreUrl && { EVENTSTORE_URL: eventStoreUrl }) };
   try {
-    const { stdout, stderr } = await run(node, [bin, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' } });
+    const { stdout, stderr } = await run(node, [bin, ...args], { env });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -39,17 +41,17 @@ describe('the tracking command (e2e)', function () {
   afterEach(() => app.stop());
 
   it('creates and lists accounts, and rotates a token so that the old one is refused', async () => {
-    const created = await tracking(app.database.url, 'accounts', 'create', 'Globex', 'Corp', '--json');
+    const created = await tracking(app, 'accounts', 'create', 'Globex', 'Corp', '--json');
     expect(created.code, created.stderr).to.equal(0);
     const globex = JSON.parse(created.stdout) as { name: string; licenseCode: string; accessToken: string };
     expect(globex.name).to.equal('Globex Corp');
     queued(await app.ingest(globex, 'users', { userId: 'u1', attributes: {} }));
 
-    const listed = await tracking(app.database.url, 'accounts', 'list');
+    const listed = await tracking(app, 'accounts', 'list');
     expect(listed.stdout).to.contain(globex.licenseCode).and.contain('Globex Corp').and.contain(account.licenseCode);
     expect(listed.stdout).not.to.contain(globex.accessToken);
 
-    const rotated = await tracking(app.database.url, 'accounts', 'rotate-token', globex.licenseCode, '--json');
+    const rotated = await tracking(app, 'accounts', 'rotate-token', globex.licenseCode, '--json');
     expect(rotated.code, rotated.stderr).to.equal(0);
     const { accessToken } = JSON.parse(rotated.stdout) as { accessToken: string };
     expect(accessToken).not.to.equal(globex.accessToken);
@@ -62,7 +64,7 @@ describe('the tracking command (e2e)', function () {
       await other.stop();
     }
 
-    const unknown = await tracking(app.database.url, 'accounts', 'rotate-token', 'ffffffffffffffffffffffff');
+    const unknown = await tracking(app, 'accounts', 'rotate-token', 'ffffffffffffffffffffffff');
     expect(unknown.code).to.equal(1);
     expect(unknown.stderr).to.contain('no account with license code');
   });
@@ -74,20 +76,20 @@ describe('the tracking command (e2e)', function () {
     queued(await app.ingest(account, 'users', { userId: 'u-7', points: 5, attributes: {} }));
     await app.projected();
 
-    const text = await tracking(app.database.url, 'audit', trackId);
+    const text = await tracking(app, 'audit', trackId);
     expect(text.code, text.stderr).to.equal(0);
     expect(text.stdout).to.contain(`trackID ${trackId}: 2 stored event(s)`);
     const streamPart = text.stdout.slice(text.stdout.indexOf('\nstream '));
     const types = [...streamPart.matchAll(/#(\d+) {2}(\w+)/g)].map((m) => `${m[1]} ${m[2]}`);
     expect(types).to.deep.equal(['0 UserUpserted', '1 EventTracked', '2 UserUpserted', '3 ProfilesMerged']);
 
-    const json = await tracking(app.database.url, 'audit', trackId, '--json');
+    const json = await tracking(app, 'audit', trackId, '--json');
     const audit = JSON.parse(json.stdout) as { events: { type: string; metadata: { trackId: string } }[]; streams: Record<string, unknown[]> };
     expect(audit.events.map((e) => e.type)).to.deep.equal(['UserUpserted', 'ProfilesMerged']);
     expect(audit.events.every((e) => e.metadata.trackId === trackId)).to.equal(true);
     expect(Object.values(audit.streams)[0]).to.have.length(4);
 
-    const unknown = await tracking(app.database.url, 'audit', '00000000-0000-4000-8000-000000000000');
+    const unknown = await tracking(app, 'audit', '00000000-0000-4000-8000-000000000000');
     expect(unknown.code).to.equal(1);
     expect(unknown.stderr).to.contain('unknown trackID');
   });
@@ -95,7 +97,7 @@ describe('the tracking command (e2e)', function () {
   it('shows each projection active in the running service, with its checkpoint and lag', async () => {
     queued(await app.ingest(account, 'users', { userId: 'u1', attributes: {} }));
     await app.projected();
-    const status = await tracking(app.database.url, 'projections', 'status', '--json');
+    const status = await tracking(app, 'projections', 'status', '--json');
     expect(status.code, status.stderr).to.equal(0);
     const list = JSON.parse(status.stdout) as { projection: string; active: { worker: string } | null; lagEvents: number; eventsApplied: number }[];
     expect(list.map((p) => p.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
@@ -110,7 +112,7 @@ describe('the tracking command (e2e)', function () {
     for (let i = 0; i < 5; i += 1) queued(await app.ingest(account, 'users', { userId: `u${i}`, attributes: {} }));
     await app.projected();
     const before = await app.pool.query('SELECT to_jsonb(l) AS row FROM leads l ORDER BY profile_id');
-    const rebuilt = await tracking(app.database.url, 'projections', 'rebuild', 'leads');
+    const rebuilt = await tracking(app, 'projections', 'rebuild', 'leads');
     expect(rebuilt.code, rebuilt.stderr).to.equal(0);
     expect(rebuilt.stdout).to.match(/leads: rebuilt by the active worker, 5 events replayed in [\d.]+ s/);
     const after = await app.pool.query('SELECT to_jsonb(l) AS row FROM leads l ORDER BY profile_id');
@@ -122,7 +124,7 @@ describe('the tracking command (e2e)', function () {
     try {
       const acct = await apiOnly.account();
       for (let i = 0; i < 3; i += 1) queued(await apiOnly.ingest(acct, 'products', { productId: `p${i}`, properties: { i } }));
-      const rebuilt = await tracking(apiOnly.database.url, 'projections', 'rebuild', 'products');
+      const rebuilt = await tracking(apiOnly, 'projections', 'rebuild', 'products');
       expect(rebuilt.stdout).to.match(/products: rebuilt in this process, 3 events replayed/);
       const { rows } = await apiOnly.pool.query('SELECT product_id FROM products ORDER BY product_id');
       expect(rows.map((r: { product_id: string }) => r.product_id)).to.deep.equal(['p0', 'p1', 'p2']);
@@ -132,10 +134,10 @@ describe('the tracking command (e2e)', function () {
   });
 
   it('refuses unknown commands and projections with usage', async () => {
-    const bad = await tracking(app.database.url, 'projections', 'rebuild', 'nope');
+    const bad = await tracking(app, 'projections', 'rebuild', 'nope');
     expect(bad.code).to.equal(2);
     expect(bad.stderr).to.contain('usage: tracking projections rebuild <leads|user-events|products|track-index|all>');
-    const unknown = await tracking(app.database.url, 'frobnicate');
+    const unknown = await tracking(app, 'frobnicate');
     expect(unknown.code).to.equal(2);
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
+import { eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { eventsOfType, itemError, queued, storesNothing } from './support/replies.js';
 
 describe('users: system and custom attributes (e2e)', () => {
@@ -165,7 +165,11 @@ describe('users: merging an anonymous profile into a known user (e2e)', () => {
   it('answers a repeated merge 200 without storing a second ProfilesMerged', async () => {
     queued(await merge('u-1', 'anon-1'));
     queued(await merge('u-1', 'anon-1'));
-    expect(await eventsOfType(app, 'ProfilesMerged')).to.have.length(1);
+    const merges = await eventsOfType(app, 'ProfilesMerged');
+    expect(new Set(merges.map((e) => e.event_id)).size).to.equal(1);
+    // EventStoreDB deduplicates ids on a best-effort basis only: it may hold the id twice, which
+    // projections apply once (leads.e2e). Postgres stores it once.
+    if (eventStoreUnderTest === 'postgres') expect(merges).to.have.length(1);
     expect(await eventsOfType(app, 'UserUpserted')).to.have.length(2);
   });
 

@@ -2,7 +2,7 @@ import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { PostgresEventStore } from '../eventstore/postgres.js';
+import { createEventStore } from '../eventstore/index.js';
 import type { EventStore } from '../eventstore/port.js';
 import { createLogger, type Logger } from '../logger.js';
 import pino from 'pino';
@@ -25,7 +25,7 @@ export async function withContext<T>(work: (ctx: CliContext) => Promise<T>): Pro
   try {
     await migrate(database.url, log);
     const pool = createPool(database.url, 6, Math.max(config.queryTimeoutMs, 60_000));
-    const store = new PostgresEventStore(pool);
+    const store = createEventStore(config, pool, log);
     try {
       return await work({ pool, store, log });
     } finally {

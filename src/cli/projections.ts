@@ -11,7 +11,7 @@ function describeStatus(s: ProjectionStatus): string {
   const lines = [
     `${s.projection}: ${who}${standby}`,
     `  checkpoint ${s.checkpoint ?? '(start)'}, ${s.eventsApplied} events applied, updated ${s.updatedAt ?? 'never'}`,
-    `  lag: ${s.lagEvents} events, ${s.lagSeconds.toFixed(1)} s`,
+    `  lag: ${s.lagEventsAtLeast ? 'at least ' : ''}${s.lagEvents} events, ${s.lagSeconds.toFixed(1)} s`,
   ];
   const r = s.rebuild;
   if (r?.state === 'requested') lines.push(`  rebuild requested at ${r.requestedAt}, waiting for the active worker`);

@@ -21,8 +21,12 @@ export interface AppendedEvent {
   id: string;
   stream: string;
   streamPosition: number;
+  /** Where the append landed in the store's global order (EventStoreDB: the commit position of the write). */
   globalPosition: number;
-  /** True when an event with this id was already stored: the append was an idempotent no-op for it. */
+  /**
+   * True when an event with this id was already stored: the append was an idempotent no-op for it.
+   * False also where the store does not say (EventStoreDB).
+   */
   duplicate: boolean;
 }
 
@@ -59,6 +63,8 @@ export interface Backlog {
   events: number;
   /** When the oldest of them was recorded; null when there are none. */
   oldestRecordedAt: string | null;
+  /** True when the store stopped counting: there are at least `events`. */
+  atLeast?: boolean;
 }
 
 /**
@@ -66,6 +72,11 @@ export interface Backlog {
  * once they are durable. Events whose id is already stored are not stored again.
  */
 export interface EventStore {
+  /**
+   * True when a catch-up read may return an event id more than once (EventStoreDB deduplicates
+   * only on a best-effort basis): projections must then apply each id once themselves.
+   */
+  readonly mayRepeatEventIds?: boolean;
   append(events: NewEvent[]): Promise<AppendedEvent[]>;
   /**
    * Up to `limit` events after `checkpoint` (null: from the start), in an order that never skips a

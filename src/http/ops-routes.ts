@@ -2,6 +2,9 @@ import { Router } from 'express';
 import { storeUnavailable } from '../errors.js';
 import type { Services } from '../services.js';
 
+/** A health check must answer quickly even when the database hangs. */
+const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
+
 /** Health and metrics. */
 export function opsRoutes(services: Services, isShuttingDown: () => boolean): Router {
   const router = Router();
@@ -11,6 +14,14 @@ export function opsRoutes(services: Services, isShuttingDown: () => boolean): Ro
       await services.store.ping();
     } catch {
       throw storeUnavailable('the event store cannot be reached');
+    }
+    // With the events in EventStoreDB, accepting an item also needs Postgres (accounts, registries).
+    if (services.config.eventStoreUrl) {
+      try {
+        await services.pool.query(quickPing);
+      } catch {
+        throw storeUnavailable('the database cannot be reached');
+      }
     }
     res.json({ status: 'ok' });
   });

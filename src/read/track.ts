@@ -2,7 +2,7 @@ import type { Pool } from '../db/pool.js';
 import type { EventStore, RecordedEvent } from '../eventstore/port.js';
 
 /** Where the track index says the events of a trackID are stored, oldest first. */
-const trackedEvents = `SELECT event_id, stream_name, stream_position FROM track_index
+const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM track_index
   WHERE track_id = $1 AND ($2::uuid IS NULL OR account_id = $2)
   ORDER BY global_position`;
 
@@ -14,14 +14,16 @@ const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
  */
 export async function eventsOfTrackId(pool: Pool, store: EventStore, trackId: string, accountId: string | null): Promise<RecordedEvent[]> {
   if (!uuidShape.test(trackId)) return [];
-  const { rows } = await pool.query<{ event_id: string; stream_name: string; stream_position: number }>(trackedEvents, [
+  const { rows } = await pool.query<{ event_id: string; stream_name: string; stream_position: number; global_position: number }>(trackedEvents, [
     trackId.toLowerCase(),
     accountId,
   ]);
   const events: RecordedEvent[] = [];
   for (const row of rows) {
     const [event] = await store.readStream(row.stream_name, row.stream_position, 1);
-    if (event && event.id === row.event_id) events.push(event);
+    // The global position as the catch-up read gave it (what projections ordered by): a read of
+    // one stream need not report it the same way on every store.
+    if (event && event.id === row.event_id) events.push({ ...event, globalPosition: Number(row.global_position) });
   }
   return events;
 }

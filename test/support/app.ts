@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services.js';
 import { freshDatabase, type TestDatabase } from './database.js';
+import { EsdbTestServer } from './esdb-test-server.js';
 import { projections, startProjectionWorkers } from '../../projections/index.js';
 import { selectCheckpoint, type CheckpointRow } from '../../projections/checkpoints-sql.js';
 
@@ -40,6 +41,24 @@ export interface PostOptions {
   raw?: string;
 }
 
+/**
+ * TEST_EVENT_STORE=esdb (the second pass of `npm test`): apps keep their events in an EventStoreDB
+ * test double, one per test database, shared by the apps on that database like one server.
+ */
+export const eventStoreUnderTest: 'postgres' | 'esdb' = process.env.TEST_EVENT_STORE === 'esdb' ? 'esdb' : 'postgres';
+const esdbSelected = eventStoreUnderTest === 'esdb';
+const esdbServers = new Map<string, EsdbTestServer>();
+
+async function eventStoreFor(database: TestDatabase, owner: boolean): Promise<Partial<Config>> {
+  if (!esdbSelected) return {};
+  let server = esdbServers.get(database.name);
+  if (!server && owner) {
+    server = await EsdbTestServer.start();
+    esdbServers.set(database.name, server);
+  }
+  return server ? { eventStoreUrl: server.connectionString } : {};
+}
+
 /** The HTTP app on a fresh database, served on a loopback port. */
 export class TestApp {
   private constructor(
@@ -58,7 +77,8 @@ export class TestApp {
    */
   static async start(overrides: Partial<Config> = {}, shared?: StartOptions): Promise<TestApp> {
     const database = shared?.database ?? (await freshDatabase());
-    const config = { ...loadConfig({}), adminToken, port: 0, ...overrides };
+    const eventStore = await eventStoreFor(database, !shared?.database);
+    const config = { ...loadConfig({}), adminToken, port: 0, ...eventStore, ...overrides };
     const pool = createPool(database.url, 20, config.queryTimeoutMs);
     const services = createServices(config, pool, shared?.log ?? createLogger('silent'), new Metrics(false));
     const app = createApp(services);
@@ -88,10 +108,14 @@ export class TestApp {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
-    await this.services.store.close();
     await this.workers?.stop();
+    await this.services.store.close();
     await this.pool.end();
-    if (this.ownsDatabase) await this.database.drop();
+    if (this.ownsDatabase) {
+      await esdbServers.get(this.database.name)?.close();
+      esdbServers.delete(this.database.name);
+      await this.database.drop();
+    }
   }
 
   /** Resolves once every projection has applied every stored event (read models are up to date). */
@@ -145,12 +169,36 @@ export class TestApp {
     return this.request<T>('POST', `/v1/accounts/${account.licenseCode}/${endpoint}`, body, { ...options, authorization });
   }
 
+  /**
+   * Every stored event, in the store's order: from the events table, or through the port on
+   * EventStoreDB (the catch-up read of Postgres would hold back events behind a running transaction).
+   */
   async events(): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<StoredEvent>(
-      `SELECT global_position, stream_name, stream_position, event_id, event_type, data, metadata
-       FROM events ORDER BY global_position`,
-    );
-    return rows;
+    if (!this.services.config.eventStoreUrl) {
+      const { rows } = await this.pool.query<StoredEvent>(
+        `SELECT global_position, stream_name, stream_position, event_id, event_type, data, metadata
+         FROM events ORDER BY global_position`,
+      );
+      return rows;
+    }
+    const events: StoredEvent[] = [];
+    let checkpoint: string | null = null;
+    for (;;) {
+      const page = await this.services.store.readAll(checkpoint, 1_000);
+      if (page.checkpoint === checkpoint) return events;
+      checkpoint = page.checkpoint;
+      for (const e of page.events) {
+        events.push({
+          global_position: e.globalPosition,
+          stream_name: e.stream,
+          stream_position: e.streamPosition,
+          event_id: e.id,
+          event_type: e.type,
+          data: e.data,
+          metadata: e.metadata,
+        });
+      }
+    }
   }
 }
 

@@ -1,0 +1,136 @@
+import { eventTypeFilter, START, type AllStreamResolvedEvent, type AllStreamSubscription, type EventStoreDBClient, type Position } from '@eventstore/db-client';
+import type { Logger } from '../logger.js';
+import { decodePosition, encodePosition, storedEventTypesRegex, toRecorded } from './esdb-positions.js';
+import type { RecordedEvent } from './port.js';
+
+/** How long a read waits for a fuller page while the subscription is still catching up. */
+const fillWaitMs = 50;
+/** How long a read waits for a first event before answering "nothing new". */
+const firstEventWaitMs = 200;
+const minBackoffMs = 100;
+const maxBackoffMs = 5_000;
+
+export interface FeedPage {
+  events: RecordedEvent[];
+  /** After the last event handed out; the feed's cursor. */
+  checkpoint: string | null;
+}
+
+/**
+ * A catch-up subscription to `$all`, filtered on the server to the service's event types, read in
+ * pages. It resumes after its cursor (the position of the last event handed out); when its
+ * connection drops it subscribes again from there, waiting longer after each failure in a row. The
+ * events received but not yet handed out are bounded: the subscription pauses when they pile up.
+ */
+export class CatchUpFeed {
+  private queue: { event: RecordedEvent; position: Position }[] = [];
+  private subscription: AllStreamSubscription | null = null;
+  private caughtUp = false;
+  private failures = 0;
+  private resubscribeTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private arrival: (() => void) | null = null;
+  /** When this feed last served a read (feeds nobody reads are closed). */
+  lastUsed = Date.now();
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    private cursor: string | null,
+    private readonly log: Logger,
+    /** Events kept at most before the subscription is paused. */
+    private readonly highWater: number,
+  ) {
+    this.subscribe();
+  }
+
+  /** The checkpoint the next read continues from. */
+  get position(): string | null {
+    return this.cursor;
+  }
+
+  /** Up to `limit` events after the cursor; waits briefly when fewer are at hand. */
+  async read(limit: number): Promise<FeedPage> {
+    this.lastUsed = Date.now();
+    if (this.queue.length < limit && !this.caughtUp) await this.waitForEvents(limit, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
+    const taken = this.queue.splice(0, limit);
+    const last = taken.at(-1);
+    if (last) this.cursor = encodePosition(last.position);
+    if (this.subscription?.isPaused() && this.queue.length < this.highWater / 2) this.subscription.resume();
+    return { events: taken.map((item) => item.event), checkpoint: this.cursor };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.resubscribeTimer) clearTimeout(this.resubscribeTimer);
+    this.arrival?.();
+    const subscription = this.subscription;
+    this.subscription = null;
+    await subscription?.unsubscribe().catch(() => undefined);
+  }
+
+  private waitForEvents(count: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.arrival = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.arrival = () => {
+        if (this.queue.length >= count || this.caughtUp || this.closed) done();
+      };
+    });
+  }
+
+  private subscribe(): void {
+    if (this.closed) return;
+    this.queue = [];
+    this.caughtUp = false;
+    const subscription = this.client.subscribeToAll({
+      fromPosition: this.cursor === null ? START : decodePosition(this.cursor),
+      filter: eventTypeFilter({ regex: storedEventTypesRegex }),
+    });
+    this.subscription = subscription;
+    subscription.on('data', (resolved: AllStreamResolvedEvent) => {
+      const event = resolved.event;
+      if (subscription !== this.subscription || !event) return;
+      if (!event.position) {
+        this.dropped(new Error(`event ${event.id} of $all came without its position`));
+        return;
+      }
+      this.queue.push({ event: toRecorded(event), position: event.position });
+      this.failures = 0;
+      if (this.queue.length >= this.highWater) subscription.pause();
+      this.arrival?.();
+    });
+    subscription.on('caughtUp', () => {
+      if (subscription !== this.subscription) return;
+      this.caughtUp = true;
+      this.failures = 0;
+      this.arrival?.();
+    });
+    subscription.on('error', (error: unknown) => {
+      if (subscription !== this.subscription || this.closed) return;
+      this.dropped(error);
+    });
+    subscription.on('end', () => {
+      if (subscription !== this.subscription || this.closed) return;
+      this.dropped(new Error('the subscription to $all ended'));
+    });
+  }
+
+  /** Subscribes again from the cursor: what was received but not handed out is received again. */
+  private dropped(error: unknown): void {
+    void this.subscription?.unsubscribe().catch(() => undefined);
+    this.subscription = null;
+    this.queue = [];
+    this.caughtUp = false;
+    const delay = Math.min(maxBackoffMs, minBackoffMs * 2 ** this.failures);
+    this.failures += 1;
+    this.log.warn({ err: error, retryInMs: delay }, 'EventStoreDB subscription dropped; subscribing again');
+    this.resubscribeTimer = setTimeout(() => {
+      this.resubscribeTimer = null;
+      this.subscribe();
+    }, delay);
+  }
+}

@@ -1,0 +1,38 @@
+/** Positions and recorded events of the EventStoreDB adapter. */
+
+import type { Position, RecordedEvent as EsdbRecordedEvent } from '@eventstore/db-client';
+import type { EventMetadata, EventType, RecordedEvent } from './port.js';
+
+/** The event types of this service: the only events of `$all` the adapter reads. */
+export const storedEventTypes: readonly EventType[] = ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'];
+
+/** Matches exactly the stored event types (the server-side filter of the catch-up subscription). */
+export const storedEventTypesRegex = `^(${storedEventTypes.join('|')})$`;
+
+/** A checkpoint of the EventStoreDB adapter: `<commit>/<prepare>` of the last event read. */
+export function encodePosition(position: Position): string {
+  return `${position.commit}/${position.prepare}`;
+}
+
+export function decodePosition(checkpoint: string): Position {
+  const match = /^(\d+)\/(\d+)$/.exec(checkpoint);
+  if (!match) throw new Error(`not an EventStoreDB checkpoint: ${checkpoint} (a checkpoint of another event store? rebuild the projections)`);
+  return { commit: BigInt(match[1] as string), prepare: BigInt(match[2] as string) };
+}
+
+/**
+ * A recorded event of `$all` in the port's shape. Its global position is the prepare position:
+ * unique and increasing in `$all` order, whereas the events of one write share a commit position.
+ */
+export function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
+  return {
+    id: event.id,
+    stream: event.streamId,
+    streamPosition: Number(event.revision),
+    globalPosition: event.position ? Number(event.position.prepare) : -1,
+    type: event.type as EventType,
+    data: (event.isJson ? event.data : {}) as Record<string, unknown>,
+    metadata: (event.metadata ?? {}) as EventMetadata,
+    recordedAt: event.created.toISOString(),
+  };
+}

@@ -1,0 +1,24 @@
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../logger.js';
+import { EsdbEventStore } from './esdb.js';
+import type { EventStore } from './port.js';
+import { PostgresEventStore } from './postgres.js';
+
+export interface EventStoreSelection {
+  /** EVENTSTORE_URL: an EventStoreDB connection string; unset, the events are kept in Postgres. */
+  eventStoreUrl: string | undefined;
+  queryTimeoutMs: number;
+}
+
+/** The event store a process uses: EventStoreDB when EVENTSTORE_URL is set, Postgres otherwise. */
+export function createEventStore(
+  selection: EventStoreSelection,
+  pool: Pool,
+  log: Logger,
+  onBatch?: (events: number) => void,
+): EventStore {
+  if (selection.eventStoreUrl) {
+    return new EsdbEventStore(selection.eventStoreUrl, { log: log.child({ component: 'eventstoredb' }), timeoutMs: selection.queryTimeoutMs, onBatch });
+  }
+  return new PostgresEventStore(pool, { onBatch });
+}
