@@ -5,11 +5,15 @@
  * ESDB_CONNECTION_STRING's, or the in-repo test double (whose own speed says nothing about a real
  * server's: compare the ratio, not the rates).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { EsdbEventStore } from '../src/eventstore/esdb.js';
 import type { NewEvent } from '../src/eventstore/port.js';
 import { createLogger } from '../src/logger.js';
-import { EsdbTestServer } from '../test/support/esdb-test-server.js';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const seconds = Number(process.env.BENCH_DURATION ?? 10);
@@ -42,19 +46,25 @@ async function rate(store: EsdbEventStore, inFlight: number): Promise<{ perSecon
   return { perSecond: latencies.length / seconds, p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0 };
 }
 
-const server = process.env.ESDB_CONNECTION_STRING ? null : await EsdbTestServer.start();
-const url = process.env.ESDB_CONNECTION_STRING ?? (server as EsdbTestServer).connectionString;
+/** The test double in a child process, so that it does not share this process's core. */
+async function startDouble(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'esdb-server-child.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [string];
+  return { url: line, child };
+}
+
+const server = process.env.ESDB_CONNECTION_STRING ? null : await startDouble();
+const url = process.env.ESDB_CONNECTION_STRING ?? (server as { url: string }).url;
 const store = new EsdbEventStore(url, { log: createLogger('warn') });
 try {
   await rate(store, connections); // warm-up: connection, JIT
   const sequential = await rate(store, 1);
   const concurrent = await rate(store, connections);
-  console.log(`EventStoreDB appends on ${server ? 'the test double' : url}, ${seconds} s each`);
+  console.log(`EventStoreDB appends on ${server ? 'the test double (its own process)' : url}, ${seconds} s each`);
   console.log(`  one at a time:      ${sequential.perSecond.toFixed(0)} appends/s, p99 ${sequential.p99Ms.toFixed(2)} ms`);
   console.log(`  ${connections} in flight:       ${concurrent.perSecond.toFixed(0)} appends/s, p99 ${concurrent.p99Ms.toFixed(2)} ms`);
   console.log(`  ratio:              ${(concurrent.perSecond / sequential.perSecond).toFixed(2)}x`);
-  if (server) console.log(`  gRPC append calls:  ${JSON.stringify(server.calls)}`);
 } finally {
   await store.close();
-  await server?.close();
+  server?.child.kill('SIGTERM');
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { TestApp, type Credentials } from './support/app.js';
-import { asAdmin } from './support/database.js';
+import { allowConnections as allowDatabaseConnections } from './support/event-stores.js';
 import { queued, requestError } from './support/replies.js';
 
 const event = { userId: 'u-1', eventName: 'Viewed' };
@@ -9,15 +9,7 @@ describe('store unreachable (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
 
-  const allowConnections = (allow: boolean): Promise<void> =>
-    asAdmin(async (client) => {
-      await client.query(`ALTER DATABASE ${app.database.name} ALLOW_CONNECTIONS ${allow}`);
-      if (!allow) {
-        await client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-          app.database.name,
-        ]);
-      }
-    });
+  const allowConnections = (allow: boolean): Promise<void> => allowDatabaseConnections(app.database, allow);
 
   beforeEach(async () => {
     app = await TestApp.start();

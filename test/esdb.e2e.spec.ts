@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { NewEvent, RecordedEvent } from '../src/eventstore/port.js';
 import { adminToken, TestApp, type Credentials } from './support/app.js';
 import { EsdbTestServer } from './support/esdb-test-server.js';
+import { allowConnections } from './support/event-stores.js';
 import { queued, requestError } from './support/replies.js';
 
 /**
@@ -76,6 +77,17 @@ describe('on EventStoreDB (e2e)', function () {
     expect(before.products[0]).to.deep.include({ version: 2 });
     expect(before.products[0]?.properties).to.deep.equal({ v: 2 });
     expect(before.userEvents).to.have.length(1);
+  });
+
+  it('answers healthz 503 while PostgreSQL is unreachable, though EventStoreDB is up', async () => {
+    expect((await app.get('/healthz')).status).to.equal(200);
+    await allowConnections(app.database, false);
+    try {
+      requestError(await app.get('/healthz'), 503);
+    } finally {
+      await allowConnections(app.database, true);
+    }
+    expect((await app.get('/healthz')).status).to.equal(200);
   });
 
   it('answers 503 while EventStoreDB is down, healthz included, and projects what comes after it is back', async () => {

@@ -79,7 +79,11 @@ export class EsdbEventStore implements EventStore {
 
   private async appendByStream(events: NewEvent[]): Promise<AppendedEvent[]> {
     const byStream = new Map<string, NewEvent[]>();
-    for (const event of events) byStream.set(event.stream, [...(byStream.get(event.stream) ?? []), event]);
+    for (const event of events) {
+      const list = byStream.get(event.stream);
+      if (list) list.push(event);
+      else byStream.set(event.stream, [event]);
+    }
     // One stream after the other, so that the events of a bulk request are in `$all` in the order
     // of its elements, as on Postgres (the order the leads list shows).
     const appended = new Map<string, AppendedEvent>();
