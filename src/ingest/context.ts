@@ -35,7 +35,10 @@ export interface CommandDeps {
   validator: Validator;
 }
 
-/** Appends the events of every accepted item in one atomic unit and answers each item in order. */
+/**
+ * Appends the events of every accepted item and answers each item in order: one atomic unit on
+ * Postgres; on EventStoreDB one atomic write per stream (docs/eventstoredb.md).
+ */
 export async function appendDecisions(store: EventStore, decisions: Decision[]): Promise<ItemResult[]> {
   const events = decisions.flatMap((d) => ('events' in d ? d.events : []));
   await store.append(events);
