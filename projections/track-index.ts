@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../src/eventstore/port.js';
+import { eventTypes, type RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
 import { insertRows, onceByEventId } from './rows-sql.js';
 
@@ -12,7 +12,7 @@ const insertTrackIndex = insertRows(
 export const trackIndexProjection: Projection = {
   name: 'track-index',
   lockKey: 4,
-  eventTypes: ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'],
+  eventTypes,
   tables: ['track_index'],
   readsData: false,
   keyedByEventId: true,

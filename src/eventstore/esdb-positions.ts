@@ -1,13 +1,10 @@
 /** Positions and recorded events of the EventStoreDB adapter. */
 
 import type { Position, RecordedEvent as EsdbRecordedEvent } from '@eventstore/db-client';
-import type { EventMetadata, EventType, RecordedEvent } from './port.js';
+import { eventTypes, type EventMetadata, type EventType, type RecordedEvent } from './port.js';
 
-/** The event types of this service: the only events of `$all` the adapter reads. */
-export const storedEventTypes: readonly EventType[] = ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'];
-
-/** Matches exactly the stored event types (the server-side filter of the catch-up subscription). */
-export const storedEventTypesRegex = `^(${storedEventTypes.join('|')})$`;
+/** Matches exactly the service's event types: the only events of `$all` the adapter reads. */
+export const storedEventTypesRegex = `^(${eventTypes.join('|')})$`;
 
 /** A checkpoint of the EventStoreDB adapter: `<commit>/<prepare>` of the last event read. */
 export function encodePosition(position: Position): string {

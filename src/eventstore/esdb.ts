@@ -13,8 +13,8 @@ import {
 import { storeUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CatchUpFeed } from './esdb-catch-up.js';
-import { decodePosition, storedEventTypes, toRecorded } from './esdb-positions.js';
-import type { AppendedEvent, Backlog, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
+import { decodePosition, toRecorded } from './esdb-positions.js';
+import { eventTypes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
@@ -133,7 +133,7 @@ export class EsdbEventStore implements EventStore {
    * events it stops and says the count is a lower bound.
    */
   async backlog(checkpoint: string | null, filter: ReadFilter = {}): Promise<Backlog> {
-    const types = filter.types ?? storedEventTypes;
+    const types: readonly string[] = filter.types ?? eventTypes;
     const limit = this.options.backlogCountLimit ?? 100_000;
     const from = checkpoint === null ? null : decodePosition(checkpoint);
     let events = 0;
@@ -146,7 +146,7 @@ export class EsdbEventStore implements EventStore {
         scanned += 1;
         // A read from a position starts at the event there, which the checkpoint has seen.
         if (!event?.position || (from && event.position.commit === from.commit && event.position.prepare === from.prepare)) continue;
-        if (!types.includes(event.type as (typeof types)[number])) continue;
+        if (!types.includes(event.type)) continue;
         oldestRecordedAt ??= event.created.toISOString();
         events += 1;
         if (events >= limit) return { events, oldestRecordedAt, atLeast: true };

@@ -7,7 +7,10 @@ export interface EventMetadata {
   [key: string]: unknown;
 }
 
-export type EventType = 'UserUpserted' | 'ProfilesMerged' | 'EventTracked' | 'ProductSubmitted' | 'ProductEventTracked';
+/** Every event type the service stores (DESIGN 4). */
+export const eventTypes = ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'] as const;
+
+export type EventType = (typeof eventTypes)[number];
 
 export interface NewEvent {
   id: string;
