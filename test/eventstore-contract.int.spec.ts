@@ -190,6 +190,19 @@ function contract(kind: StoreKind): void {
       expect(next.events.map((e) => e.id)).to.deep.equal(later.map((e) => e.id));
     });
 
+    it('catch-up: two readers reading from one checkpoint at once each get every event', async () => {
+      const start = await head(store);
+      const stream = `user-${randomUUID()}`;
+      const written = Array.from({ length: 6 }, () => event(stream));
+      for (const e of written) await store.append([e]);
+      // A client that has not read yet: its first reads wait for the store, and so overlap.
+      const reader = subject.secondClient();
+      const read = () => catchUp(reader, start, new Set([stream]), 6, { limit: 2 });
+      const [one, two] = await Promise.all([read(), read()]);
+      expect(one.events.map((e) => e.id)).to.deep.equal(written.map((e) => e.id));
+      expect(two.events.map((e) => e.id)).to.deep.equal(written.map((e) => e.id));
+    });
+
     it('counts the backlog after a checkpoint', async () => {
       const start = await head(store);
       const stream = `user-${randomUUID()}`;

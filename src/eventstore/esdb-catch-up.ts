@@ -30,6 +30,7 @@ export class CatchUpFeed {
   private resubscribeTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private arrival: (() => void) | null = null;
+  private reading = false;
   /** When this feed last served a read (feeds nobody reads are closed). */
   lastUsed = Date.now();
 
@@ -48,10 +49,20 @@ export class CatchUpFeed {
     return this.cursor;
   }
 
+  /** Whether a read is under way: a second reader must not take a share of its page. */
+  get busy(): boolean {
+    return this.reading;
+  }
+
   /** Up to `limit` events after the cursor; waits briefly when fewer are at hand. */
   async read(limit: number): Promise<FeedPage> {
     this.lastUsed = Date.now();
-    if (this.queue.length < limit && !this.caughtUp) await this.waitForEvents(limit, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
+    this.reading = true;
+    try {
+      if (this.queue.length < limit && !this.caughtUp) await this.waitForEvents(limit, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
+    } finally {
+      this.reading = false;
+    }
     const taken = this.queue.splice(0, limit);
     const last = taken.at(-1);
     if (last) this.cursor = encodePosition(last.position);

@@ -107,11 +107,11 @@ export class EsdbEventStore implements EventStore {
     return { checkpoint: page.checkpoint, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
   }
 
-  /** The open feed whose cursor is at `checkpoint`, or a new one subscribed from there. */
+  /** An idle open feed whose cursor is at `checkpoint`, or a new one subscribed from there. */
   private feedAt(checkpoint: string | null): CatchUpFeed {
     const now = Date.now();
     for (const feed of this.feeds) {
-      if (feed.position === checkpoint) return feed;
+      if (feed.position === checkpoint && !feed.busy) return feed;
       if (now - feed.lastUsed > idleFeedMs) this.closeFeed(feed);
     }
     if (this.feeds.size >= (this.options.maxFeeds ?? 8)) {
