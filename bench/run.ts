@@ -118,7 +118,7 @@ function load(target: Target, scenario: Scenario, seconds: number, counter: { n:
 async function commitStats(serviceUrl: string): Promise<{ sum: number; count: number }> {
   const text = await (await fetch(`${serviceUrl}/metrics`)).text();
   const value = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { sum: value('eventstore_append_batch_events_sum'), count: value('eventstore_append_batch_events_count') };
+  return { sum: value('tracking_eventstore_append_batch_events_sum'), count: value('tracking_eventstore_append_batch_events_count') };
 }
 
 async function cpuSnapshot(

@@ -45,8 +45,7 @@ export class ProjectionRunner {
   private wakeUp: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   private readonly log: Logger;
-  private lastLag = { at: 0, applied: 0 };
-  private applied = 0;
+  private lastLagAt = 0;
   private everActive = false;
 
   constructor(
@@ -198,7 +197,6 @@ export class ProjectionRunner {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       }
-      this.applied += events.length;
       this.options.metrics?.projectionEventsApplied.inc({ projection: name }, events.length);
     }
     return 'stopped';
@@ -236,11 +234,11 @@ export class ProjectionRunner {
     }
   }
 
-  /** Lag and apply rate for the metrics, every few seconds. */
+  /** Lag for the metrics, every few seconds. */
   private async reportLag(checkpoint: string | null, everyMs: number): Promise<void> {
     const metrics = this.options.metrics;
     const now = Date.now();
-    if (!metrics || now - this.lastLag.at < everyMs) return;
+    if (!metrics || now - this.lastLagAt < everyMs) return;
     const projection = this.projection.name;
     // Lag is for the eye: a store that cannot count it now does not stop the worker.
     const backlog = await this.options.store.backlog(checkpoint, { types: this.projection.eventTypes }).catch((error: unknown) => {
@@ -248,13 +246,12 @@ export class ProjectionRunner {
       return null;
     });
     if (!backlog) {
-      this.lastLag = { at: now, applied: this.applied };
+      this.lastLagAt = now;
       return;
     }
     metrics.projectionLagEvents.set({ projection }, backlog.events);
     metrics.projectionLagSeconds.set({ projection }, backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0);
-    if (this.lastLag.at > 0) metrics.projectionApplyRate.set({ projection }, ((this.applied - this.lastLag.applied) * 1000) / (now - this.lastLag.at));
-    this.lastLag = { at: now, applied: this.applied };
+    this.lastLagAt = now;
   }
 
   /** Sleeps `ms`; a stop ends the sleep, and so does a wake when `wakeable`. */

@@ -8,6 +8,10 @@ export interface Config {
   /** An EventStoreDB connection string: the events are kept there instead of in Postgres. */
   eventStoreUrl: string | undefined;
   port: number;
+  /** Listen address (HOST); unset: every interface. */
+  host: string | undefined;
+  /** A request whose headers and body have not all arrived within this many seconds gets 408. */
+  requestTimeoutSeconds: number;
   adminToken: string | undefined;
   /** Requests per minute per account on productsevents, shared by every process. */
   productEventsPerMinute: number;
@@ -38,6 +42,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || './data'),
     eventStoreUrl: env.EVENTSTORE_URL || undefined,
     port: intSetting(env, 'PORT', 3000),
+    host: env.HOST || undefined,
+    requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     adminToken: env.ADMIN_TOKEN || undefined,
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),

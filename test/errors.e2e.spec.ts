@@ -63,15 +63,15 @@ describe('unexpected errors and logs (e2e)', () => {
     await app.ingest(account, 'events', {}, { raw: `{"userId":"u1","eventName":"${'x'.repeat(1_100_000)}"}` });
     await app.ingest(account, 'events', { userId: 'u1', eventName: '' });
     const metrics = (await app.request<string>('GET', '/metrics')).body;
-    expect(metrics).to.contain('ingest_rejected_items_total{endpoint="events",reason="unauthorized"} 1');
-    expect(metrics).to.contain('ingest_rejected_items_total{endpoint="events",reason="too_large"} 1');
-    expect(metrics).to.contain('ingest_rejected_items_total{endpoint="events",reason="schema"} 1');
-    expect(metrics).to.contain('ingest_accepted_items_total{endpoint="events"} 1');
-    expect(metrics).to.match(/http_request_duration_seconds_count\{endpoint="events"\} 4/);
-    expect(metrics).to.match(/eventstore_append_batch_events_count [1-9]/);
+    expect(metrics).to.contain('tracking_ingest_rejected_items_total{endpoint="events",reason="unauthorized"} 1');
+    expect(metrics).to.contain('tracking_ingest_rejected_items_total{endpoint="events",reason="too_large"} 1');
+    expect(metrics).to.contain('tracking_ingest_rejected_items_total{endpoint="events",reason="schema"} 1');
+    expect(metrics).to.contain('tracking_ingest_accepted_items_total{endpoint="events"} 1');
+    expect(metrics).to.match(/tracking_http_request_duration_seconds_count\{method="POST",route="\/v1\/accounts\/:license\/events"\} 4/);
+    expect(metrics).to.match(/tracking_eventstore_append_batch_events_count [1-9]/);
 
-    const access = lines.map((line) => JSON.parse(line) as { msg: string; endpoint?: string; status?: number }).filter((e) => e.msg === 'request');
-    expect(access.filter((e) => e.endpoint === 'events').map((e) => e.status)).to.deep.equal([200, 401, 413, 400]);
+    const access = lines.map((line) => JSON.parse(line) as { msg: string; route?: string; status?: number }).filter((e) => e.msg === 'request');
+    expect(access.filter((e) => e.route === '/v1/accounts/:license/events').map((e) => e.status)).to.deep.equal([200, 401, 413, 400]);
     expect(lines.join('\n')).not.to.contain(account.licenseCode);
   });
 });

@@ -20,13 +20,13 @@ describe('projection metrics (e2e)', () => {
     const reply = await app.request<string>('GET', '/metrics');
     expect(reply.status).to.equal(200);
     const page = reply.body;
-    expect(sample(page, 'projection_events_applied_total', 'projection="leads"')).to.equal(3);
-    expect(sample(page, 'projection_events_applied_total', 'projection="user-events"')).to.equal(1);
-    expect(sample(page, 'projection_events_applied_total', 'projection="track-index"')).to.equal(4);
+    expect(sample(page, 'tracking_projection_events_applied_total', 'projection="leads"')).to.equal(3);
+    expect(sample(page, 'tracking_projection_events_applied_total', 'projection="user-events"')).to.equal(1);
+    expect(sample(page, 'tracking_projection_events_applied_total', 'projection="track-index"')).to.equal(4);
     for (const projection of ['leads', 'user-events', 'products', 'track-index']) {
-      expect(sample(page, 'projection_active', `projection="${projection}"`), projection).to.equal(1);
-      expect(sample(page, 'projection_lag_events', `projection="${projection}"`), projection).to.be.a('number');
-      expect(sample(page, 'projection_lag_seconds', `projection="${projection}"`), projection).to.be.at.least(0);
+      expect(sample(page, 'tracking_projection_active', `projection="${projection}"`), projection).to.equal(1);
+      expect(sample(page, 'tracking_projection_lag_events', `projection="${projection}"`), projection).to.be.a('number');
+      expect(sample(page, 'tracking_projection_lag_seconds', `projection="${projection}"`), projection).to.be.at.least(0);
     }
   });
 });

@@ -155,9 +155,9 @@ describe('protocol: health and metrics (e2e)', () => {
     expect(reply.status).to.equal(200);
     expect(reply.body).to.be.a('string');
     const text = reply.body;
-    expect(text).to.match(/^http_requests_total\{[^}]*endpoint="events"[^}]*status="200"[^}]*\} [1-9]/m);
-    expect(text).to.match(/^http_requests_total\{[^}]*endpoint="events"[^}]*status="400"[^}]*\} [1-9]/m);
-    expect(text).to.match(/^ingest_rejected_items_total\{[^}]*endpoint="events"[^}]*\} [1-9]/m);
+    expect(text).to.match(/^tracking_http_requests_total\{[^}]*route="\/v1\/accounts\/:license\/events"[^}]*status="200"[^}]*\} [1-9]/m);
+    expect(text).to.match(/^tracking_http_requests_total\{[^}]*route="\/v1\/accounts\/:license\/events"[^}]*status="400"[^}]*\} [1-9]/m);
+    expect(text).to.match(/^tracking_ingest_rejected_items_total\{[^}]*endpoint="events"[^}]*\} [1-9]/m);
     for (const secret of [account.licenseCode, account.accessToken, 'leaky-license-42']) expect(text).not.to.contain(secret);
   });
 });

@@ -5,13 +5,8 @@ import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { readRoutes } from './read-routes.js';
+import { ingestEndpointOf, routeLabel } from './route-label.js';
 
-/** Route label for metrics: the matched pattern's last part (users, users/bulk, ...), never the license code. */
-function endpointLabel(req: Request): string {
-  const path = (req.route as { path?: string } | undefined)?.path;
-  if (typeof path !== 'string') return 'unmatched';
-  return `${req.baseUrl.startsWith('/admin') ? 'admin' : ''}${path}`.replace(/^\//, '');
-}
 
 export interface AppOptions {
   isShuttingDown?: () => boolean;
@@ -30,15 +25,16 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     if (isShuttingDown()) res.set('Connection', 'close');
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const endpoint = endpointLabel(req);
+      const route = routeLabel(req.originalUrl.split('?', 1)[0] ?? '');
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      services.metrics.requests.inc({ endpoint, status: String(res.statusCode) });
-      services.metrics.latency.observe({ endpoint }, seconds);
+      services.metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      services.metrics.latency.observe({ method: req.method, route }, seconds);
       // Item-level rejections are counted by the routes; request-level ones (401, 413, 429, ...) here.
       const reason = res.locals.rejectReason as string | undefined;
-      if (reason && res.locals.itemRejected !== true) services.metrics.rejectedItems.inc({ endpoint, reason });
+      const endpoint = ingestEndpointOf(route);
+      if (endpoint && reason && res.locals.itemRejected !== true) services.metrics.rejectedItems.inc({ endpoint, reason });
       // The access log names the route pattern, never the path: the path holds the license code.
-      services.log.debug({ method: req.method, endpoint, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      services.log.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
     next();
   });

@@ -1,0 +1,35 @@
+/**
+ * The route label of a request, for metrics and logs: its route pattern, worked out from the path
+ * alone, so that a request gets the same label whether it was answered 200, 401 or 404 (express
+ * knows the matched route only when a handler was reached). Never the path itself: it holds the
+ * license code.
+ */
+const patterns: readonly { pattern: string; regex: RegExp }[] = [
+  '/v1/accounts/:license/users',
+  '/v1/accounts/:license/users/bulk',
+  '/v1/accounts/:license/events',
+  '/v1/accounts/:license/products',
+  '/v1/accounts/:license/productsevents',
+  '/admin/v1/accounts',
+  '/admin/v1/accounts/:license/leads',
+  '/admin/v1/accounts/:license/leads/:id',
+  '/admin/v1/accounts/:license/leads/:id/events',
+  '/admin/v1/accounts/:license/track/:trackID',
+  '/healthz',
+  '/livez',
+  '/readyz',
+  '/metrics',
+].map((pattern) => ({
+  pattern,
+  regex: new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`),
+}));
+
+/** Ingest endpoint of a route pattern (`users/bulk`), the label of the ingest item counters. */
+export function ingestEndpointOf(route: string): string | null {
+  const match = /^\/v1\/accounts\/:license\/(.+)$/.exec(route);
+  return match ? (match[1] as string) : null;
+}
+
+export function routeLabel(path: string): string {
+  return patterns.find((p) => p.regex.test(path))?.pattern ?? 'unmatched';
+}
