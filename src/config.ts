@@ -10,6 +10,8 @@ export interface Config {
   port: number;
   /** Listen address (HOST); unset: every interface. */
   host: string | undefined;
+  /** `npm run worker`: port of its /livez, /readyz and /metrics (WORKER_PORT, formerly METRICS_PORT); null: none. */
+  workerPort: number | null;
   /** A request whose headers and body have not all arrived within this many seconds gets 408. */
   requestTimeoutSeconds: number;
   adminToken: string | undefined;
@@ -43,6 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStoreUrl: env.EVENTSTORE_URL || undefined,
     port: intSetting(env, 'PORT', 3000),
     host: env.HOST || undefined,
+    workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     adminToken: env.ADMIN_TOKEN || undefined,
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),

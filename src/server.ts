@@ -17,10 +17,11 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-function listen(server: Server, port: number): Promise<number> {
+/** Listens on `host` (HOST; every interface when unset). */
+function listen(server: Server, port: number, host: string | undefined): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, () => resolve((server.address() as AddressInfo).port));
+    server.listen(port, host, () => resolve(server.address() as AddressInfo));
   });
 }
 
@@ -59,8 +60,9 @@ export async function startService(config: Config, log: Logger): Promise<Running
     unanswered.add(res);
     res.on('close', () => unanswered.delete(res));
   });
-  const port = await listen(server, config.port);
-  log.info({ port }, 'tracking ingestion service listening');
+  const { port, address } = await listen(server, config.port, config.host);
+  log.info({ address, port }, 'tracking ingestion service listening');
+  if (!config.adminToken) log.warn('ADMIN_TOKEN is not set: POST /admin/v1/accounts answers 401, so accounts can be created only with `tracking accounts create`');
   const forgetKeys = setInterval(() => {
     services.idempotency.forgetExpired().catch((error: unknown) => log.warn({ err: error }, 'expired idempotency keys not deleted'));
   }, forgetKeysEveryMs).unref();

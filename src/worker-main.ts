@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import { startProjectionWorkers } from '../projections/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -7,6 +6,7 @@ import { createPool } from './db/pool.js';
 import { createEventStore } from './eventstore/index.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { startOpsServer } from './ops-server.js';
 
 /**
  * `npm run worker`: the projection workers alone, for scale-out. Each projection is active in one
@@ -36,20 +36,6 @@ try {
   const pool = createPool(database.url, 4, config.queryTimeoutMs);
   const store = createEventStore(config, pool, log);
   const metrics = new Metrics();
-  // METRICS_PORT: Prometheus metrics of this worker (lag, apply rate, active or standby).
-  const metricsPort = process.env.METRICS_PORT ? Number(process.env.METRICS_PORT) : null;
-  const metricsServer = metricsPort === null
-    ? null
-    : createServer((req, res) => {
-        if (req.url !== '/metrics') {
-          res.writeHead(404).end();
-          return;
-        }
-        metrics.registry.metrics().then(
-          (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-          () => res.writeHead(500).end(),
-        );
-      }).listen(metricsPort);
   const workers = startProjectionWorkers({
     databaseUrl: database.url,
     queryTimeoutMs: config.queryTimeoutMs,
@@ -59,9 +45,18 @@ try {
     batchSize: config.projectionBatchSize,
     pollMs: config.projectionPollMs,
   });
-  log.info('projection worker started');
+  // WORKER_PORT: /livez, /readyz and /metrics of this worker (lag, apply rate, active or standby).
+  const opsServer = config.workerPort === null ? null : await startOpsServer({
+    registry: metrics.registry,
+    pool,
+    store,
+    log,
+    isStopping: () => stopping,
+    projections: () => Object.fromEntries(workers.workers.runners.map((runner) => [runner.projection.name, runner.state])),
+  }, config.workerPort, config.host);
+  log.info({ port: opsServer?.port }, 'projection worker started');
   stop = async () => {
-    metricsServer?.close();
+    await opsServer?.close();
     await workers.stop();
     await store.close();
     await pool.end();

@@ -6,7 +6,7 @@ export async function accountsCommand(args: string[], json: boolean): Promise<vo
   if (action === 'create') {
     const name = rest.join(' ').trim();
     if (!name) throw new CliError('usage: tracking accounts create <name>', 2);
-    const account = await withContext(({ pool }) => createAccount(pool, name));
+    const account = await withContext(({ pool }) => createAccount(pool, name), { createDatabase: true });
     const shown = { name: account.name, licenseCode: account.licenseCode, accessToken: account.accessToken };
     if (json) console.log(JSON.stringify(shown));
     else console.log(`account created: ${shown.name}\n  license code: ${shown.licenseCode}\n  access token: ${shown.accessToken}  (shown once)`);

@@ -1,11 +1,10 @@
 import { loadConfig } from '../config.js';
-import { openDatabase } from '../db/database.js';
+import { embeddedDatabaseExists, openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { createEventStore } from '../eventstore/index.js';
 import type { EventStore } from '../eventstore/port.js';
 import { createLogger, type Logger } from '../logger.js';
-import pino from 'pino';
 
 export interface CliContext {
   pool: Pool;
@@ -13,15 +12,28 @@ export interface CliContext {
   log: Logger;
 }
 
+export interface ContextOptions {
+  /**
+   * With DATABASE_URL unset and no embedded database in DATA_DIR: make a new empty one (and say
+   * so) rather than refuse. Only for commands that make something (an account): a command that
+   * reads or replays data would only report on an empty database, most likely the wrong DATA_DIR.
+   */
+  createDatabase?: boolean;
+}
+
 /**
  * The database the service uses: DATABASE_URL, or the embedded server on DATA_DIR (the running
  * service's, or started for the command and stopped after it).
  */
-export async function withContext<T>(work: (ctx: CliContext) => Promise<T>): Promise<T> {
+export async function withContext<T>(work: (ctx: CliContext) => Promise<T>, options: ContextOptions = {}): Promise<T> {
   const config = loadConfig();
   // Logs go to stderr: stdout is the command's output.
-  const log = createLogger(process.env.LOG_LEVEL ?? 'warn', pino.destination(2));
+  const log = createLogger(process.env.LOG_LEVEL || 'warn', 2);
+  if (!config.databaseUrl && !options.createDatabase && !(await embeddedDatabaseExists(config.dataDir))) {
+    throw new CliError(`no database found in ${config.dataDir}: run this where \`npm start\` runs, or set DATA_DIR to its data directory (or DATABASE_URL)`);
+  }
   const database = await openDatabase(config, log, { shared: true });
+  if (database.created) process.stderr.write(`tracking: no database found in ${config.dataDir}: created a new empty one\n`);
   try {
     await migrate(database.url, log);
     const pool = createPool(database.url, 6, Math.max(config.queryTimeoutMs, 60_000));

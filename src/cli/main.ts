@@ -13,7 +13,8 @@ const usage = `usage: tracking <command> [--json]
   accounts list                   license codes and names (never tokens)
   accounts rotate-token <license> a new access token for the account; the old one stops working
 
-Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.`;
+Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.
+With no database in DATA_DIR, accounts create makes a new empty one; the other commands refuse.`;
 
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({

@@ -1,3 +1,5 @@
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -8,6 +10,14 @@ export interface Database {
   url: string;
   /** Stops the embedded server, if this process started one. */
   stop(): Promise<void>;
+  /** Whether the embedded database was made just now: DATA_DIR held none. */
+  created: boolean;
+}
+
+/** Whether DATA_DIR holds an embedded database: its credentials and an initialised cluster. */
+export async function embeddedDatabaseExists(dataDir: string): Promise<boolean> {
+  const found = (path: string) => access(path).then(() => true, () => false);
+  return (await found(join(dataDir, 'credentials.json'))) && (await found(join(dataDir, 'pg', 'PG_VERSION')));
 }
 
 const embeddedDatabaseName = 'tracking';
@@ -28,9 +38,10 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
  * `shared`, an embedded server already running on DATA_DIR (the service's) is used if there is one.
  */
 export async function openDatabase(config: Config, log: Logger, { shared = false } = {}): Promise<Database> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined };
+  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined, created: false };
   const running = shared ? await runningEmbeddedServer(config.dataDir) : null;
-  if (running) return { url: withDatabase(running, embeddedDatabaseName), stop: async () => undefined };
+  if (running) return { url: withDatabase(running, embeddedDatabaseName), stop: async () => undefined, created: false };
+  const created = !(await embeddedDatabaseExists(config.dataDir));
   const server = await startEmbeddedPostgres(config.dataDir, log);
   try {
     await ensureDatabase(server.url, embeddedDatabaseName);
@@ -38,5 +49,5 @@ export async function openDatabase(config: Config, log: Logger, { shared = false
     await server.stop();
     throw error;
   }
-  return { url: withDatabase(server.url, embeddedDatabaseName), stop: () => server.stop() };
+  return { url: withDatabase(server.url, embeddedDatabaseName), stop: () => server.stop(), created };
 }

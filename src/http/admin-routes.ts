@@ -13,7 +13,7 @@ export function adminRoutes(services: Services): Router {
     if (typeof name !== 'string' || name.trim() === '') throw badRequest('name is required and must be a non-empty string');
     if (name.length > 200) throw badRequest('name must be at most 200 characters');
     const account = await createAccount(services.pool, name.trim());
-    services.log.info({ accountId: account.id }, 'account created');
+    req.log.info({ accountId: account.id }, 'account created');
     res.status(201).json({ licenseCode: account.licenseCode, accessToken: account.accessToken, name: account.name });
   });
   return router;

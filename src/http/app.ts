@@ -5,8 +5,8 @@ import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { readRoutes } from './read-routes.js';
-import { ingestEndpointOf, routeLabel } from './route-label.js';
-
+import { accessLog, routeOf } from './access-log.js';
+import { ingestEndpointOf } from './route-label.js';
 
 export interface AppOptions {
   isShuttingDown?: () => boolean;
@@ -19,13 +19,14 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.set('query parser', 'simple');
 
   const isShuttingDown = options.isShuttingDown ?? (() => false);
+  app.use(accessLog(services.log));
   app.use((req: Request, res: Response, next: NextFunction) => {
     // While shutting down, each keep-alive connection ends after its current reply, so that no
     // request is cut off when the remaining connections are closed.
     if (isShuttingDown()) res.set('Connection', 'close');
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = routeLabel(req.originalUrl.split('?', 1)[0] ?? '');
+      const route = routeOf(req);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       services.metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
       services.metrics.latency.observe({ method: req.method, route }, seconds);
@@ -33,8 +34,6 @@ export function createApp(services: Services, options: AppOptions = {}): Express
       const reason = res.locals.rejectReason as string | undefined;
       const endpoint = ingestEndpointOf(route);
       if (endpoint && reason && res.locals.itemRejected !== true) services.metrics.rejectedItems.inc({ endpoint, reason });
-      // The access log names the route pattern, never the path: the path holds the license code.
-      services.log.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
     next();
   });

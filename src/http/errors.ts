@@ -29,13 +29,13 @@ export function errorHandler(log: Logger) {
     else if (typeof status === 'number' && status >= 400 && status < 500) {
       // A client error reported by express or body-parser (an undecodable path segment, a corrupt
       // compressed body, an aborted upload): its text may echo the request, so it is not repeated.
-      log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
+      req.log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
       appError = new AppError(status, clientErrorText(status), 'request', 'bad_request');
     } else if (isUnavailableError(error)) {
       log.warn({ err: error, route: req.route?.path }, 'store unavailable');
       appError = storeUnavailable();
     } else {
-      log.error({ err: error, route: req.route?.path }, 'unexpected error');
+      req.log.error({ err: error, route: req.route?.path }, 'unexpected error');
       appError = new AppError(500, 'internal error', 'request', 'internal');
     }
     res.locals.rejectReason = appError.reason;

@@ -55,7 +55,7 @@ export function ingestRoutes(services: Services): Router {
       throw error;
     }
     // The items are stored; without the record a repeat still stores nothing new (same trackIDs).
-    await idempotent?.record(body).catch((error: unknown) => services.log.warn({ err: error, endpoint }, 'reply of an Idempotency-Key not recorded'));
+    await idempotent?.record(body).catch((error: unknown) => req.log.warn({ err: error, endpoint }, 'reply of an Idempotency-Key not recorded'));
     res.json(body);
   }
 

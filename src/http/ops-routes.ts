@@ -5,10 +5,17 @@ import type { Services } from '../services.js';
 /** A health check must answer quickly even when the database hangs. */
 const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
 
-/** Health and metrics. */
+/**
+ * Health (docs/operations.md) and metrics.
+ * - `/livez`: the process is up and its event loop answers. Always 200, also while stopping or with
+ *   the store down: a restart would not help with either.
+ * - `/readyz`: the process accepts requests and can store what it acknowledges: not stopping, the
+ *   event store (and with EventStoreDB, PostgreSQL) reachable; 503 otherwise.
+ * - `/healthz`: the same as `/readyz`, under the name load balancers are set up with.
+ */
 export function opsRoutes(services: Services, isShuttingDown: () => boolean): Router {
   const router = Router();
-  router.get('/healthz', async (_req, res) => {
+  const ready = async (): Promise<void> => {
     if (isShuttingDown()) throw storeUnavailable('shutting down');
     try {
       await services.store.ping();
@@ -23,6 +30,12 @@ export function opsRoutes(services: Services, isShuttingDown: () => boolean): Ro
         throw storeUnavailable('the database cannot be reached');
       }
     }
+  };
+  router.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get(['/readyz', '/healthz'], async (_req, res) => {
+    await ready();
     res.json({ status: 'ok' });
   });
   router.get('/metrics', async (_req, res) => {

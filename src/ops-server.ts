@@ -1,0 +1,95 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Pool } from './db/pool.js';
+import type { EventStore } from './eventstore/port.js';
+import { requestIdHeader, requestIdOf } from './http/access-log.js';
+import type { Logger } from './logger.js';
+import type { RunnerState } from '../projections/runner.js';
+
+export interface WorkerHealth {
+  registry: Registry;
+  pool: Pool;
+  store: EventStore;
+  /** The state of each projection worker of this process, by projection name. */
+  projections(): Record<string, RunnerState>;
+  isStopping(): boolean;
+  log: Logger;
+}
+
+export interface OpsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
+
+/**
+ * Why this worker is not ready, or null when it is: it is not stopping, it reaches its database and
+ * event store, and every projection worker is either active or standing by (not starting over after
+ * an error).
+ */
+async function notReadyBecause(health: WorkerHealth): Promise<string | null> {
+  if (health.isStopping()) return 'shutting down';
+  try {
+    await health.pool.query(quickPing);
+  } catch {
+    return 'the database cannot be reached';
+  }
+  try {
+    await health.store.ping();
+  } catch {
+    return 'the event store cannot be reached';
+  }
+  const waiting = Object.entries(health.projections()).filter(([, state]) => state !== 'active' && state !== 'standby');
+  return waiting.length === 0 ? null : `projection workers not running: ${waiting.map(([name, state]) => `${name} (${state})`).join(', ')}`;
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+}
+
+async function answer(health: WorkerHealth, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '').split('?', 1)[0];
+  if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, { error: 'only GET is served here', code: 405 });
+  if (path === '/livez') return reply(res, 200, { status: 'ok' });
+  if (path === '/readyz') {
+    const reason = await notReadyBecause(health);
+    const projections = health.projections();
+    if (reason === null) return reply(res, 200, { status: 'ok', projections });
+    return reply(res, 503, { error: `not ready: ${reason}`, code: 503, projections });
+  }
+  if (path === '/metrics') {
+    const text = await health.registry.metrics();
+    res.writeHead(200, { 'content-type': health.registry.contentType }).end(text);
+    return;
+  }
+  reply(res, 404, { error: 'no such endpoint: the worker serves /livez, /readyz and /metrics', code: 404 });
+}
+
+/**
+ * The HTTP endpoint of `npm run worker` (WORKER_PORT): `/livez`, `/readyz` and `/metrics`, as the
+ * API serves them (docs/operations.md).
+ */
+export function startOpsServer(health: WorkerHealth, port: number, host?: string): Promise<OpsServer> {
+  const server: Server = createServer((req, res) => {
+    res.setHeader(requestIdHeader, requestIdOf(req));
+    answer(health, req, res).catch((error: unknown) => {
+      health.log.error({ err: error }, 'worker health endpoint failed');
+      if (!res.headersSent) reply(res, 500, { error: 'internal error', code: 500 });
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () => new Promise<void>((done) => {
+          server.close(() => done());
+          server.closeAllConnections();
+        }),
+      });
+    });
+  });
+}
