@@ -31,11 +31,15 @@ describe('store unreachable (e2e)', () => {
     requestError(await app.ingest(account, 'products', { productId: 'p-1' }), 503);
     requestError(await app.ingest(account, 'productsevents', { productId: 'p-1', userId: 'u-1', eventName: 'Viewed' }), 503);
     requestError(await app.request('GET', '/healthz'), 503);
+    requestError(await app.request('GET', '/readyz'), 503);
+    // Alive all the same: a restart would not bring the database back.
+    expect((await app.request('GET', '/livez')).status).to.equal(200);
 
     await allowConnections(true);
     const after = queued(await app.ingest(account, 'events', event));
     const health = await app.request('GET', '/healthz');
     expect(health.status).to.equal(200);
+    expect((await app.request('GET', '/readyz')).status).to.equal(200);
     expect((await app.events()).map((e) => e.event_id)).to.deep.equal([before, after]);
   });
 

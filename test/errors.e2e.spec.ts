@@ -36,9 +36,11 @@ describe('unexpected errors and logs (e2e)', () => {
     expect(reply.status).to.equal(500);
     expect(reply.body).to.deep.equal({ error: 'internal error', code: 500 });
 
-    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } });
+    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; requestId?: string; err?: { message: string } });
     const error = logged.find((entry) => entry.msg === 'unexpected error');
     expect(error?.err?.message).to.match(/events/);
+    // The line carries the id the reply gave the client, to find it from a complaint.
+    expect(error?.requestId).to.equal(reply.headers.get('x-request-id'));
     const everything = lines.join('\n');
     expect(everything).not.to.contain(account.accessToken);
     expect(everything).not.to.contain(account.licenseCode);

@@ -1,0 +1,208 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { networkInterfaces } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../src/config.js';
+import { createLogger, logFormat } from '../src/logger.js';
+import { projectRoot } from '../src/paths.js';
+import { startService } from '../src/server.js';
+import { adminToken, TestApp } from './support/app.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+import { allowConnections } from './support/event-stores.js';
+
+interface LogLine {
+  msg: string;
+  level: number;
+  requestId?: string;
+  route?: string;
+  status?: number;
+  address?: string;
+  [key: string]: unknown;
+}
+
+/** A JSON logger and the lines it wrote. */
+function capturingLogger() {
+  const lines: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine);
+      done();
+    },
+  });
+  return { log: createLogger('debug', sink), lines };
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => done(port));
+    });
+  });
+}
+
+describe('operations: request ids and health (e2e)', () => {
+  let app: TestApp;
+  let lines: LogLine[];
+
+  beforeEach(async () => {
+    const capture = capturingLogger();
+    lines = capture.lines;
+    app = await TestApp.start({}, { log: capture.log });
+  });
+  afterEach(() => app.stop());
+
+  it('takes a sane X-Request-Id, echoes it, and puts it on the access line and the lines the route logs', async () => {
+    const reply = await app.request('POST', '/admin/v1/accounts', { name: 'Acme' }, { authorization: `Bearer ${adminToken}`, headers: { 'x-request-id': 'lb-7f3a:0001' } });
+    expect(reply.status).to.equal(201);
+    expect(reply.headers.get('x-request-id')).to.equal('lb-7f3a:0001');
+    const ofRequest = lines.filter((line) => line.requestId === 'lb-7f3a:0001');
+    expect(ofRequest.map((line) => line.msg)).to.deep.equal(['account created', 'request']);
+    expect(ofRequest[1]).to.include({ route: '/admin/v1/accounts', status: 201, method: 'POST' });
+    // The access line has the route pattern and the figures, not the request's headers.
+    expect(Object.keys(ofRequest[1] ?? {}).sort()).to.deep.equal(['level', 'method', 'ms', 'msg', 'requestId', 'route', 'service', 'status', 'time'].sort());
+  });
+
+  it('makes a UUID when the request has no id, or one too long or with odd characters, and never logs the odd one', async () => {
+    const odd = ['x'.repeat(129), 'two words', '<script>'];
+    const replies = [await app.get('/livez'), ...(await Promise.all(odd.map((id) => app.request('GET', '/livez', undefined, { headers: { 'x-request-id': id } }))))];
+    const ids = replies.map((reply) => reply.headers.get('x-request-id') ?? '');
+    for (const id of ids) expect(id).to.match(uuid);
+    expect(new Set(ids).size).to.equal(4);
+    const access = lines.filter((line) => line.msg === 'request');
+    expect(access.map((line) => line.requestId).sort()).to.deep.equal([...ids].sort());
+    const everything = JSON.stringify(lines);
+    for (const id of odd) expect(everything).not.to.contain(id);
+  });
+
+  it('answers /livez, /readyz and /healthz 200 while it can store data', async () => {
+    for (const path of ['/livez', '/readyz', '/healthz']) {
+      const reply = await app.get(path);
+      expect(reply.status, path).to.equal(200);
+      expect(reply.body).to.deep.equal({ status: 'ok' });
+    }
+  });
+});
+
+describe('operations: listen address and start-up warnings (e2e)', () => {
+  let database: TestDatabase;
+
+  beforeEach(async () => {
+    database = await freshDatabase();
+  });
+  afterEach(() => database.drop());
+
+  const start = async (overrides: { host?: string; adminToken?: string }) => {
+    const capture = capturingLogger();
+    const config = { ...loadConfig({}), databaseUrl: database.url, port: 0, runProjections: false, ...overrides };
+    const service = await startService(config, capture.log);
+    return { service, lines: capture.lines };
+  };
+
+  it('listens on HOST only, and warns at start that without ADMIN_TOKEN accounts cannot be created over HTTP', async () => {
+    const { service, lines } = await start({ host: '127.0.0.1' });
+    try {
+      expect(lines.find((line) => line.msg === 'tracking ingestion service listening')).to.include({ address: '127.0.0.1', port: service.port });
+      const warning = lines.find((line) => /ADMIN_TOKEN is not set/.test(line.msg));
+      expect(warning?.level).to.equal(40);
+      expect(warning?.msg).to.contain('POST /admin/v1/accounts answers 401');
+      // Not reachable on another address of this machine, when it has one.
+      const other = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal);
+      if (other) {
+        const refused = await fetch(`http://${other.address}:${service.port}/livez`).then(() => false, () => true);
+        expect(refused, `connection to ${other.address} refused`).to.equal(true);
+      }
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('listens on every interface without HOST, and has no warning with ADMIN_TOKEN set', async () => {
+    const { service, lines } = await start({ adminToken: 'set' });
+    try {
+      expect(lines.find((line) => line.msg === 'tracking ingestion service listening')?.address).to.be.oneOf(['::', '0.0.0.0']);
+      expect(lines.filter((line) => /ADMIN_TOKEN/.test(line.msg))).to.deep.equal([]);
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+describe('operations: the worker endpoint (e2e)', function () {
+  this.timeout(60_000);
+  let database: TestDatabase;
+  let worker: ChildProcess | null = null;
+
+  beforeEach(async () => {
+    database = await freshDatabase();
+  });
+  afterEach(async () => {
+    await allowConnections(database, true);
+    if (worker && worker.exitCode === null) {
+      worker.kill('SIGTERM');
+      await once(worker, 'exit');
+    }
+    await database.drop();
+  });
+
+  /** The status of GET path on the worker once `until` holds for it (or the last one after 20 s). */
+  async function poll(base: string, path: string, until: (status: number) => boolean): Promise<{ status: number; body: Record<string, unknown> }> {
+    let last = { status: 0, body: {} as Record<string, unknown> };
+    for (let i = 0; i < 200; i += 1) {
+      const response = await fetch(base + path).catch(() => null);
+      if (response) last = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+      if (until(last.status)) return last;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return last;
+  }
+
+  it('serves /livez, /readyz (database reachable, projections active or standing by) and /metrics on WORKER_PORT, logging pretty with LOG_FORMAT=pretty', async () => {
+    const port = await freePort();
+    worker = spawn(resolve(projectRoot, 'node_modules/.bin/node'), [resolve(projectRoot, 'dist/src/worker-main.js')], {
+      env: { ...process.env, DATABASE_URL: database.url, WORKER_PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    worker.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const base = `http://127.0.0.1:${port}`;
+
+    const ready = await poll(base, '/readyz', (status) => status === 200);
+    expect(ready, output).to.deep.equal({ status: 200, body: { status: 'ok', projections: { leads: 'active', 'user-events': 'active', products: 'active', 'track-index': 'active' } } });
+    expect((await fetch(`${base}/livez`)).status).to.equal(200);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).to.contain('tracking_projection_active{projection="leads"} 1');
+    const unknown = await fetch(`${base}/healthz`);
+    expect(unknown.status).to.equal(404);
+
+    // The database refuses connections: not ready, but alive; ready again once it is back.
+    await allowConnections(database, false);
+    const down = await poll(base, '/readyz', (status) => status === 503);
+    expect(down.status).to.equal(503);
+    expect(down.body.error).to.equal('not ready: the database cannot be reached');
+    expect((await fetch(`${base}/livez`)).status).to.equal(200);
+    await allowConnections(database, true);
+    expect((await poll(base, '/readyz', (status) => status === 200)).status).to.equal(200);
+
+    // Pretty: a line per message with its level, not JSON.
+    expect(output).to.match(/INFO.*projection worker started/);
+    expect(output.split('\n').filter((line) => line.startsWith('{'))).to.deep.equal([]);
+  });
+});
+
+describe('operations: log format (unit)', () => {
+  it('follows LOG_FORMAT, and otherwise writes JSON when the output is not a terminal', () => {
+    // The test's stdout may be a terminal or not; a file descriptor that is not one: an unopened one.
+    expect(logFormat(99, undefined)).to.equal('json');
+    expect(logFormat(99, 'pretty')).to.equal('pretty');
+    expect(logFormat(99, 'json')).to.equal('json');
+    expect(logFormat(99, 'fancy')).to.equal('json');
+  });
+});
