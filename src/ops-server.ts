@@ -57,7 +57,7 @@ async function answer(health: WorkerHealth, req: IncomingMessage, res: ServerRes
     const reason = await notReadyBecause(health);
     const projections = health.projections();
     if (reason === null) return reply(res, 200, { status: 'ok', projections });
-    return reply(res, 503, { error: `not ready: ${reason}`, code: 503, projections });
+    return reply(res, 503, { error: reason, code: 503, projections });
   }
   if (path === '/metrics') {
     const text = await health.registry.metrics();

@@ -186,7 +186,7 @@ describe('operations: the worker endpoint (e2e)', function () {
     await allowConnections(database, false);
     const down = await poll(base, '/readyz', (status) => status === 503);
     expect(down.status).to.equal(503);
-    expect(down.body.error).to.equal('not ready: the database cannot be reached');
+    expect(down.body.error).to.equal('the database cannot be reached');
     expect((await fetch(`${base}/livez`)).status).to.equal(200);
     await allowConnections(database, true);
     expect((await poll(base, '/readyz', (status) => status === 200)).status).to.equal(200);
