@@ -1,0 +1,48 @@
+/**
+ * How deep an item may nest objects and arrays: the item itself is level 1, so `eventData` is
+ * level 2 and can hold 62 more. Deeper JSON is no tracking data anyone sends, and every walk over
+ * an item (the schema check, the storable-value check, the hash of an Idempotency-Key, the event
+ * store's own serialisation) then stays far from the call stack's limit.
+ */
+export const maxNestingDepth = 64;
+
+/** An object or array met on the walk, with the way back to the root for naming it. */
+interface Container {
+  value: object;
+  depth: number;
+  parent: Container | null;
+  key: string | number;
+}
+
+/** `eventData.list[2].x`, or `[3].attributes` under a bulk request's array. */
+function pathOf(container: Container): string {
+  const keys: (string | number)[] = [];
+  for (let at: Container | null = container; at?.parent; at = at.parent) keys.push(at.key);
+  return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key), '');
+}
+
+/**
+ * A message naming a container of a parsed JSON body nested deeper than `maxDepth` levels (the
+ * body is level 1); null when none is. It walks with its own stack, never by recursion, so that
+ * any depth the parser accepted can be checked.
+ */
+export function nestingProblem(body: unknown, maxDepth: number): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const stack: Container[] = [{ value: body, depth: 1, parent: null, key: '' }];
+  for (let container = stack.pop(); container; container = stack.pop()) {
+    if (container.depth > maxDepth) {
+      return `${pathOf(container)} is nested too deep: an item may nest objects and arrays at most ${maxNestingDepth} levels`;
+    }
+    const { value, depth } = container;
+    if (Array.isArray(value)) {
+      value.forEach((child: unknown, index) => {
+        if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1, parent: container, key: index });
+      });
+    } else {
+      for (const [key, child] of Object.entries(value)) {
+        if (typeof child === 'object' && child !== null) stack.push({ value: child as object, depth: depth + 1, parent: container, key });
+      }
+    }
+  }
+  return null;
+}
