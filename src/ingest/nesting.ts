@@ -21,28 +21,54 @@ function pathOf(container: Container): string {
   return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key), '');
 }
 
-/**
- * A message naming a container of a parsed JSON body nested deeper than `maxDepth` levels (the
- * body is level 1); null when none is. It walks with its own stack, never by recursion, so that
- * any depth the parser accepted can be checked.
- */
-export function nestingProblem(body: unknown, maxDepth: number): string | null {
-  if (typeof body !== 'object' || body === null) return null;
-  const stack: Container[] = [{ value: body, depth: 1, parent: null, key: '' }];
-  for (let container = stack.pop(); container; container = stack.pop()) {
-    if (container.depth > maxDepth) {
-      return `${pathOf(container)} is nested too deep: an item may nest objects and arrays at most ${maxNestingDepth} levels`;
-    }
-    const { value, depth } = container;
+/** Whether any container is deeper than `maxDepth`: a walk that keeps only values and depths, for speed. */
+function tooDeep(body: object, maxDepth: number): boolean {
+  const values: object[] = [body];
+  const depths: number[] = [1];
+  for (let value = values.pop(); value; value = values.pop()) {
+    const depth = depths.pop() as number;
+    if (depth > maxDepth) return true;
     if (Array.isArray(value)) {
-      value.forEach((child: unknown, index) => {
-        if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1, parent: container, key: index });
-      });
+      for (const child of value as unknown[]) {
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      }
     } else {
-      for (const [key, child] of Object.entries(value)) {
-        if (typeof child === 'object' && child !== null) stack.push({ value: child as object, depth: depth + 1, parent: container, key });
+      // A parsed body's objects are plain: for...in sees just their own keys, without a copy.
+      for (const key in value) {
+        const child = (value as Record<string, unknown>)[key];
+        if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(depth + 1);
+        }
       }
     }
   }
-  return null;
+  return false;
+}
+
+/** The path to a container deeper than `maxDepth`; only called once one is known to exist. */
+function deepPath(body: object, maxDepth: number): string {
+  const stack: Container[] = [{ value: body, depth: 1, parent: null, key: '' }];
+  for (let container = stack.pop(); container; container = stack.pop()) {
+    if (container.depth > maxDepth) return pathOf(container);
+    const { value, depth } = container;
+    const entries: [string | number, unknown][] = Array.isArray(value) ? [...value.entries()] : Object.entries(value);
+    for (const [key, child] of entries) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1, parent: container, key });
+    }
+  }
+  return '';
+}
+
+/**
+ * A message naming a container of a parsed JSON body nested deeper than `maxDepth` levels (the
+ * body is level 1); null when none is. It walks with its own stack, never by recursion, so that
+ * any depth the parser accepted can be checked; the path is worked out only for a body refused.
+ */
+export function nestingProblem(body: unknown, maxDepth: number): string | null {
+  if (typeof body !== 'object' || body === null || !tooDeep(body, maxDepth)) return null;
+  return `${deepPath(body, maxDepth)} is nested too deep: an item may nest objects and arrays at most ${maxNestingDepth} levels`;
 }
