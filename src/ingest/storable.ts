@@ -5,54 +5,64 @@
  * neighbouring integers apart (9007199254740993 arrives as 9007199254740992), so it is refused
  * rather than kept changed, whether written 100000000000000000000 or 1e20.
  */
-function stringProblem(path: string, text: string): string | null {
-  return text.includes('\u0000') || !text.isWellFormed()
-    ? `${path} contains a NUL character or an unpaired surrogate, which cannot be stored`
-    : null;
+const unstorableText = (text: string): boolean => text.includes('\u0000') || !text.isWellFormed();
+const textProblem = 'contains a NUL character or an unpaired surrogate, which cannot be stored';
+const rangeProblem = `must be a number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}: beyond, it cannot be kept exactly (send it as a string)`;
+
+/** What is wrong with a string or number, as the end of a message naming it; null when nothing is. */
+function scalarProblem(value: unknown): string | null {
+  if (typeof value === 'string') return unstorableText(value) ? textProblem : null;
+  if (typeof value !== 'number') return null;
+  if (!Number.isFinite(value)) return 'must be a finite number';
+  return Math.abs(value) > Number.MAX_SAFE_INTEGER ? rangeProblem : null;
 }
 
-function numberProblem(path: string, value: number): string | null {
-  if (!Number.isFinite(value)) return `${path} must be a finite number`;
-  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) {
-    return `${path} must be a number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}: beyond, it cannot be kept exactly (send it as a string)`;
-  }
-  return null;
+/** An object or array being walked: its keys (null for an array), its next child, its place in the item. */
+interface Frame {
+  value: Record<string, unknown> | unknown[];
+  keys: string[] | null;
+  next: number;
+  parent: Frame | null;
+  /** The key or index under which the parent holds it. */
+  key: string | number;
 }
 
-/** A value still to check, and the key that leads to it (checked first, as keys come before values). */
-interface Pending {
-  value: unknown;
-  /** The field path; '' for the item itself, named `body` in messages. */
-  path: string;
-  key?: string;
+function frameOf(value: object, parent: Frame | null, key: string | number): Frame {
+  return Array.isArray(value)
+    ? { value: value as unknown[], keys: null, next: 0, parent, key }
+    : { value: value as Record<string, unknown>, keys: Object.keys(value), next: 0, parent, key };
+}
+
+/** `eventData.list[2].x` for child `key` of `frame` (worked out only for a message). */
+function pathOf(frame: Frame, key: string | number): string {
+  const keys = [key];
+  for (let at: Frame | null = frame; at.parent; at = at.parent) keys.push(at.key);
+  const path = keys.reverse().reduce<string>((text, k) => (typeof k === 'number' ? `${text}[${k}]` : text ? `${text}.${k}` : k), '');
+  return path.startsWith('[') ? `body${path}` : path;
 }
 
 /**
- * A message naming the first value (or key) of `value`, in document order, that cannot be stored;
+ * A message naming the first value (or key) of `item`, in document order, that cannot be stored;
  * null when all can. It walks with its own stack, never by recursion.
  */
-export function unstorableValue(value: unknown): string | null {
-  const stack: Pending[] = [{ value, path: '' }];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const name = next.path || 'body';
-    const found = next.key === undefined ? null : stringProblem(name, next.key);
-    if (found) return found;
-    const item = next.value;
-    if (typeof item === 'string') {
-      const problem = stringProblem(name, item);
-      if (problem) return problem;
-    } else if (typeof item === 'number') {
-      const problem = numberProblem(name, item);
-      if (problem) return problem;
-    } else if (Array.isArray(item)) {
-      for (let i = item.length - 1; i >= 0; i--) stack.push({ value: item[i], path: `${name}[${i}]` });
-    } else if (typeof item === 'object' && item !== null) {
-      const entries = Object.entries(item);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, child] = entries[i] as [string, unknown];
-        stack.push({ value: child, path: next.path ? `${next.path}.${key}` : key, key });
-      }
+export function unstorableValue(item: unknown): string | null {
+  const itself = scalarProblem(item);
+  if (itself) return `body ${itself}`;
+  if (typeof item !== 'object' || item === null) return null;
+  let frame: Frame | null = frameOf(item, null, '');
+  while (frame) {
+    const { value, keys } = frame;
+    if (frame.next === (keys ?? (value as unknown[])).length) {
+      frame = frame.parent;
+      continue;
     }
+    const index = frame.next++;
+    const key = keys ? (keys[index] as string) : index;
+    if (typeof key === 'string' && unstorableText(key)) return `${pathOf(frame, key)} ${textProblem}`;
+    const child = keys ? (value as Record<string, unknown>)[key] : (value as unknown[])[index];
+    const problem = scalarProblem(child);
+    if (problem) return `${pathOf(frame, key)} ${problem}`;
+    if (typeof child === 'object' && child !== null) frame = frameOf(child, frame, key);
   }
   return null;
 }
