@@ -1,10 +1,11 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { createPool } from './db/pool.js';
 import { createApp } from './http/app.js';
+import { createHttpServer } from './http/client-errors.js';
 import type { Logger } from './logger.js';
 import { createServices, type Services } from './services.js';
 import { startProjectionWorkers } from '../projections/index.js';
@@ -53,7 +54,7 @@ export async function startService(config: Config, log: Logger): Promise<Running
   if (projections) services.appends.on('appended', () => projections.workers.wake());
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
-  const server = createServer({ keepAliveTimeout: 5_000 }, app);
+  const server = createHttpServer(app, { keepAliveTimeoutMs: 5_000, requestTimeoutSeconds: config.requestTimeoutSeconds });
   // Replies not yet sent, so that a stop can make each of them end its connection.
   const unanswered = new Set<ServerResponse>();
   server.on('request', (_req, res: ServerResponse) => {

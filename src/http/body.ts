@@ -1,12 +1,34 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../errors.js';
+import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 
 export const singleItemLimit = '1mb';
 export const bulkLimit = '5mb';
 
-/** JSON bodies only: anything else is 415; size and syntax errors become form A replies. */
-export function jsonBody(limit: string): RequestHandler[] {
-  const parse = express.json({ limit, strict: false, type: () => true });
+/** Thrown by the parser's verify hook: body-parser passes its `type` on. */
+class UndecodableBody extends Error {
+  constructor(readonly type: 'charset.unsupported' | 'encoding.invalid') {
+    super(type);
+  }
+}
+
+/**
+ * JSON is UTF-8 (RFC 8259, 8.1). The decoder would turn bytes that are not UTF-8 (`C0 AF`, an
+ * encoded surrogate `ED A0 80`, `FF`) into U+FFFD and store a changed value, so such a body is
+ * refused whole. A leading byte order mark is valid UTF-8 and the decoder drops it.
+ */
+function utf8Only(_req: Request, _res: Response, body: Buffer, charset: string): void {
+  if (charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') throw new UndecodableBody('charset.unsupported');
+  if (!isUtf8(body)) throw new UndecodableBody('encoding.invalid');
+}
+
+/**
+ * JSON bodies only: anything else is 415; size, syntax and encoding errors become form A replies.
+ * `maxDepth` is the nesting the body may have: checked before anything else walks it.
+ */
+export function jsonBody(limit: string, maxDepth = maxNestingDepth): RequestHandler[] {
+  const parse = express.json({ limit, strict: false, type: () => true, verify: utf8Only });
   return [
     (req: Request, _res: Response, next: NextFunction) => {
       if (!req.is('application/json')) {
@@ -16,10 +38,14 @@ export function jsonBody(limit: string): RequestHandler[] {
     },
     (req: Request, res: Response, next: NextFunction) => {
       parse(req, res, (error?: unknown) => {
-        if (!error) return next();
+        if (!error) {
+          const tooDeep = nestingProblem(req.body, maxDepth);
+          return next(tooDeep ? new AppError(400, tooDeep, 'request', 'too_deep') : undefined);
+        }
         const type = (error as { type?: string }).type;
         if (type === 'entity.too.large') return next(new AppError(413, `body is larger than ${limit}`, 'request', 'too_large'));
         if (type === 'entity.parse.failed') return next(new AppError(400, 'body is not valid JSON', 'request', 'malformed_json'));
+        if (type === 'encoding.invalid') return next(new AppError(400, 'body is not valid UTF-8', 'request', 'invalid_utf8'));
         if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
           return next(new AppError(415, 'body must be UTF-8 JSON', 'request', 'unsupported_media_type'));
         }

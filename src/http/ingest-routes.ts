@@ -4,6 +4,7 @@ import type { Endpoint, IngestContext, ItemResult } from '../ingest/context.js';
 import { ingestEvent } from '../ingest/events.js';
 import { ingestProductEvent } from '../ingest/product-events.js';
 import { ingestProduct } from '../ingest/products.js';
+import { maxNestingDepth } from '../ingest/nesting.js';
 import { freshTrackIds } from '../ingest/track-ids.js';
 import { ingestUsers } from '../ingest/users.js';
 import type { Services } from '../services.js';
@@ -80,7 +81,8 @@ export function ingestRoutes(services: Services): Router {
 
   const deps = { store: services.store, validator: services.validator, registry: services.registry, identities: services.identities };
 
-  router.post('/users/bulk', auth, services.rateLimits.middleware('users/bulk'), ...jsonBody(bulkLimit), async (req, res) => {
+  // The array of a bulk request is one level more: each user may nest as deep as a single one.
+  router.post('/users/bulk', auth, services.rateLimits.middleware('users/bulk'), ...jsonBody(bulkLimit, maxNestingDepth + 1), async (req, res) => {
     const items: unknown = req.body;
     if (!Array.isArray(items)) throw badRequest('body must be a JSON array of users');
     if (items.length === 0) throw badRequest('body must hold at least one user');

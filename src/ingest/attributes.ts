@@ -1,4 +1,4 @@
-import { looksLikeDateTime, toUtcInstant } from './timestamps.js';
+import { dateTimeProblem, looksLikeDateTime, toUtcInstant } from './timestamps.js';
 
 export type AttributeType = 'number' | 'string' | 'boolean' | 'datetime';
 
@@ -27,7 +27,7 @@ export function classifyAttributes(attributes: Record<string, string | number | 
     types[key] = type;
     if (type === 'datetime') {
       const instant = toUtcInstant(value as string);
-      if (instant === null) return `attributes.${key} is not a valid date-time: '${String(value)}'`;
+      if (instant === null) return `attributes.${key} ${dateTimeProblem(value as string) ?? 'is not a date-time'}, not '${String(value)}'`;
       instants[key] = instant;
     }
   }

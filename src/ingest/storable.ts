@@ -1,30 +1,68 @@
 /**
  * Values that JSON can carry but the store cannot keep as sent: PostgreSQL text and jsonb refuse
- * the NUL character and unpaired surrogates, and a number too large for a double (1e400) parses
- * to Infinity, which would be stored as null.
+ * the NUL character and unpaired surrogates; a number too large for a double (1e400) parses to
+ * Infinity, which would be stored as null; and beyond ±(2^53 − 1) a parsed number no longer tells
+ * neighbouring integers apart (9007199254740993 arrives as 9007199254740992), so it is refused
+ * rather than kept changed, whether written 100000000000000000000 or 1e20.
  */
-function stringProblem(path: string, text: string): string | null {
-  return text.includes('\u0000') || !text.isWellFormed()
-    ? `${path} contains a NUL character or an unpaired surrogate, which cannot be stored`
-    : null;
+const unstorableText = (text: string): boolean => text.includes('\u0000') || !text.isWellFormed();
+const textProblem = 'contains a NUL character or an unpaired surrogate, which cannot be stored';
+const rangeProblem = `must be a number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}: beyond, it cannot be kept exactly (send it as a string)`;
+
+/** What is wrong with a string or number, as the end of a message naming it; null when nothing is. */
+function scalarProblem(value: unknown): string | null {
+  if (typeof value === 'string') return unstorableText(value) ? textProblem : null;
+  if (typeof value !== 'number') return null;
+  if (!Number.isFinite(value)) return 'must be a finite number';
+  return Math.abs(value) > Number.MAX_SAFE_INTEGER ? rangeProblem : null;
 }
 
-/** A message naming the first value (or key) of `value` that cannot be stored; null when all can. */
-export function unstorableValue(value: unknown, path = 'body'): string | null {
-  if (typeof value === 'string') return stringProblem(path, value);
-  if (typeof value === 'number') return Number.isFinite(value) ? null : `${path} must be a finite number`;
-  if (typeof value !== 'object' || value === null) return null;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = unstorableValue(item, `${path}[${i}]`);
-      if (found) return found;
+/** An object or array being walked: its keys (null for an array), its next child, its place in the item. */
+interface Frame {
+  value: Record<string, unknown> | unknown[];
+  keys: string[] | null;
+  next: number;
+  parent: Frame | null;
+  /** The key or index under which the parent holds it. */
+  key: string | number;
+}
+
+function frameOf(value: object, parent: Frame | null, key: string | number): Frame {
+  return Array.isArray(value)
+    ? { value: value as unknown[], keys: null, next: 0, parent, key }
+    : { value: value as Record<string, unknown>, keys: Object.keys(value), next: 0, parent, key };
+}
+
+/** `eventData.list[2].x` for child `key` of `frame` (worked out only for a message). */
+function pathOf(frame: Frame, key: string | number): string {
+  const keys = [key];
+  for (let at: Frame | null = frame; at.parent; at = at.parent) keys.push(at.key);
+  const path = keys.reverse().reduce<string>((text, k) => (typeof k === 'number' ? `${text}[${k}]` : text ? `${text}.${k}` : k), '');
+  return path.startsWith('[') ? `body${path}` : path;
+}
+
+/**
+ * A message naming the first value (or key) of `item`, in document order, that cannot be stored;
+ * null when all can. It walks with its own stack, never by recursion.
+ */
+export function unstorableValue(item: unknown): string | null {
+  const itself = scalarProblem(item);
+  if (itself) return `body ${itself}`;
+  if (typeof item !== 'object' || item === null) return null;
+  let frame: Frame | null = frameOf(item, null, '');
+  while (frame) {
+    const { value, keys } = frame;
+    if (frame.next === (keys ?? (value as unknown[])).length) {
+      frame = frame.parent;
+      continue;
     }
-    return null;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const child = path === 'body' ? key : `${path}.${key}`;
-    const found = stringProblem(child, key) ?? unstorableValue(item, child);
-    if (found) return found;
+    const index = frame.next++;
+    const key = keys ? (keys[index] as string) : index;
+    if (typeof key === 'string' && unstorableText(key)) return `${pathOf(frame, key)} ${textProblem}`;
+    const child = keys ? (value as Record<string, unknown>)[key] : (value as unknown[])[index];
+    const problem = scalarProblem(child);
+    if (problem) return `${pathOf(frame, key)} ${problem}`;
+    if (typeof child === 'object' && child !== null) frame = frameOf(child, frame, key);
   }
   return null;
 }

@@ -22,12 +22,23 @@ function daysInMonth(year: number, month: number): number {
 }
 
 /**
- * The UTC instant of an ISO date-time as `YYYY-MM-DDThh:mm:ss.fffZ`, with up to six fractional
- * digits (microseconds, as PostgreSQL keeps them); null when it is not a date-time.
+ * The instants every store of the service can hold, after reading the time as UTC: the
+ * four-digit years of the accepted form, 0001 to 9999. PostgreSQL timestamptz (4713 BC to
+ * 294276 AD) and JavaScript Date (±275,760 years) hold more, but an instant past 9999 (a late time
+ * with a negative offset) or before year 1 (an early time with a positive offset) has no
+ * `YYYY-MM-DDThh:mm:ss` form, so the read models could not store or show it.
  */
-export function toUtcInstant(value: string): string | null {
+export const earliestInstant = '0001-01-01T00:00:00.000000Z';
+export const latestInstant = '9999-12-31T23:59:59.999999Z';
+
+const outOfRange = `must be an ISO 8601 date-time from ${earliestInstant} to ${latestInstant} once read as UTC`;
+
+/** The UTC instant, or why the string is not an accepted date-time: no such date, or out of range. */
+type Reading = { instant: string } | { problem: 'form' | 'range' };
+
+function read(value: string): Reading {
   const match = shape.exec(value);
-  if (!match) return null;
+  if (!match) return { problem: 'form' };
   const [, y, mo, d, h, mi, s, fraction, zone] = match;
   const year = Number(y);
   const month = Number(mo);
@@ -35,25 +46,44 @@ export function toUtcInstant(value: string): string | null {
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  // Year 0 and earlier have no ISO 8601 basic form here and no PostgreSQL timestamptz.
-  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return { problem: 'form' };
+  if (hour > 23 || minute > 59 || second > 59) return { problem: 'form' };
   let offsetMinutes = 0;
   if (zone && zone !== 'Z') {
     const digits = zone.replace(':', '');
     const offsetHours = Number(digits.slice(1, 3));
     const offsetMins = Number(digits.slice(3, 5));
-    if (offsetHours > 23 || offsetMins > 59) return null;
+    if (offsetHours > 23 || offsetMins > 59) return { problem: 'form' };
     offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (offsetHours * 60 + offsetMins);
   }
+  // Year 0 is the year before 1 (PostgreSQL's 1 BC): a real date, but out of range.
+  if (year < 1) return { problem: 'range' };
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, 0);
   // Offsets are whole minutes, so the fraction carries over unchanged.
   const utc = new Date(date.getTime() - offsetMinutes * 60_000);
-  if (utc.getUTCFullYear() < 1) return null;
+  const utcYear = utc.getUTCFullYear();
+  if (utcYear < 1 || utcYear > 9999) return { problem: 'range' };
   const seconds = utc.toISOString().slice(0, 19);
-  return `${seconds}.${(fraction ?? '').padEnd(3, '0').slice(0, 6)}Z`;
+  return { instant: `${seconds}.${(fraction ?? '').padEnd(3, '0').slice(0, 6)}Z` };
+}
+
+/**
+ * The UTC instant of an ISO date-time as `YYYY-MM-DDThh:mm:ss.fffZ`, with up to six fractional
+ * digits (microseconds, as PostgreSQL keeps them; further digits are cut); null when it is not a
+ * date-time or its instant is out of range.
+ */
+export function toUtcInstant(value: string): string | null {
+  const reading = read(value);
+  return 'instant' in reading ? reading.instant : null;
+}
+
+/** Why `value` is not an accepted date-time, as the end of a message naming the field; null when it is. */
+export function dateTimeProblem(value: string): string | null {
+  const reading = read(value);
+  if ('instant' in reading) return null;
+  return reading.problem === 'range' ? outOfRange : `must be ${dateTimeHint}`;
 }
 
 /** An event's time as sent and as a UTC instant; without one, the time the service received it. */

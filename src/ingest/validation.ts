@@ -4,7 +4,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { schemasDir } from '../paths.js';
 import { unstorableValue } from './storable.js';
-import { dateTimeHint, toUtcInstant } from './timestamps.js';
+import { dateTimeHint, dateTimeProblem, toUtcInstant } from './timestamps.js';
 
 export type SchemaName = 'user' | 'event' | 'product' | 'product-event';
 
@@ -41,7 +41,8 @@ export function describeErrors(errors: ErrorObject[]): string {
     case 'type':
       return `${field} must be ${typeWords(params.type)}`;
     case 'format':
-      return `${field} must be ${dateTimeHint}`;
+      // The only format is iso-datetime; `data` (ajv's verbose mode) is the refused string.
+      return `${field} ${(typeof error.data === 'string' && dateTimeProblem(error.data)) || `must be ${dateTimeHint}`}`;
     case 'minLength':
       return `${field} cannot be empty`;
     case 'maxLength':
@@ -63,7 +64,7 @@ export class Validator {
   private readonly validators = new Map<SchemaName, ValidateFunction>();
 
   constructor(dir = schemasDir) {
-    const ajv = new Ajv({ allErrors: false, strict: true, strictRequired: false, allowUnionTypes: true });
+    const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
     addFormats(ajv);
     ajv.addFormat('iso-datetime', { type: 'string', validate: (value: string) => toUtcInstant(value) !== null });
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {

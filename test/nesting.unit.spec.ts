@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { maxNestingDepth, nestingProblem } from '../src/ingest/nesting.js';
+import { unstorableValue } from '../src/ingest/storable.js';
+
+/** `levels` arrays nested in one another, innermost holding `inner`. */
+function arrays(levels: number, inner: unknown = 1): unknown {
+  let value: unknown = [inner];
+  for (let level = 1; level < levels; level += 1) value = [value];
+  return value;
+}
+
+describe('walks over request bodies (unit)', () => {
+  describe('nestingProblem', () => {
+    it('names the first container past the limit, with array indexes and keys', () => {
+      const body = { list: [0, { deep: arrays(maxNestingDepth) }] };
+      const problem = nestingProblem(body, maxNestingDepth);
+      expect(problem).to.equal(`list[1].deep${'[0]'.repeat(maxNestingDepth - 3)} is nested too deep: an item may nest objects and arrays at most ${maxNestingDepth} levels`);
+      expect(nestingProblem({ list: [0, { deep: arrays(maxNestingDepth - 3) }] }, maxNestingDepth)).to.equal(null);
+    });
+
+    it('checks 100,000 levels without recursion', () => {
+      expect(nestingProblem(arrays(100_000), maxNestingDepth)).to.match(/^\[0\]\[0\]/);
+    });
+
+    it('has nothing to say about scalars', () => {
+      expect(nestingProblem('text', 1)).to.equal(null);
+      expect(nestingProblem(null, 1)).to.equal(null);
+    });
+  });
+
+  describe('unstorableValue', () => {
+    it('walks 100,000 levels without recursion', () => {
+      expect(unstorableValue({ deep: arrays(100_000, Infinity) })).to.match(/^deep(\[0\])+ must be a finite number$/);
+    });
+
+    it('reports the first problem in document order, keys before their values', () => {
+      expect(unstorableValue({ a: [1, 2 ** 60], b: Infinity })).to.match(/^a\[1\] must be a number from/);
+      expect(unstorableValue({ 'bad\u0000key': Infinity })).to.equal('bad\u0000key contains a NUL character or an unpaired surrogate, which cannot be stored');
+    });
+
+    it('names a field called body by its full path', () => {
+      expect(unstorableValue({ body: { x: Infinity } })).to.equal('body.x must be a finite number');
+    });
+  });
+});
