@@ -103,14 +103,14 @@ describe('hostile input: deep nesting, bytes that are not UTF-8, integers a doub
 
   describe('numbers beyond ±(2^53 − 1)', () => {
     const limit = Number.MAX_SAFE_INTEGER;
-    const refusal = (field: string): string => `${field} must be a number from -${limit} to ${limit}: beyond, it cannot be kept exactly (send it as a string)`;
+    const refusal = (field: string): string => `${field} is an integer beyond -${limit}..${limit}, which cannot be kept exactly (send it as a string)`;
 
-    it('refuses integers a double would round, and 1e20, naming the field, at any depth', async () => {
+    it('refuses integer literals a double would round, naming the field, at any depth', async () => {
       const cases: [string, string, string][] = [
         ['events', '{"userId":"u1","eventName":"x","eventData":{"n":9007199254740993}}', 'eventData.n'],
         ['events', '{"userId":"u1","eventName":"x","eventData":{"n":-9007199254740993}}', 'eventData.n'],
         ['events', '{"userId":"u1","eventName":"x","eventData":{"list":[1,100000000000000000000]}}', 'eventData.list[1]'],
-        ['products', '{"productId":"p1","properties":{"price":1e20}}', 'properties.price'],
+        ['products', '{"productId":"p1","properties":{"price":{"cents":12345678901234567890}}}', 'properties.price.cents'],
         ['users', '{"userId":"u1","attributes":{"big":9007199254740992}}', 'attributes.big'],
       ];
       for (const [endpoint, raw, field] of cases) {
@@ -119,11 +119,29 @@ describe('hostile input: deep nesting, bytes that are not UTF-8, integers a doub
       }
     });
 
-    it('keeps the largest safe integers and fractions exactly', async () => {
-      const raw = `{"userId":"u1","eventName":"x","eventData":{"max":${limit},"min":-${limit},"fraction":0.1,"small":1e-300}}`;
+    it('refuses such an integer in one bulk element only, and under an Idempotency-Key', async () => {
+      const raw = '[{"userId":"u1","attributes":{"n":9007199254740993}},{"userId":"u2","attributes":{"n":9007199254740991}}]';
+      const reply = await app.ingest(account, 'users/bulk', {}, { raw, headers: { 'Idempotency-Key': 'big-1' } });
+      expect(reply.status).to.equal(200);
+      const [first, second] = (reply.body as { response: { status: string; message?: string }[] }).response;
+      expect(first).to.deep.equal({ status: 'error', message: refusal('attributes.n') });
+      expect(second?.status).to.equal('queued');
+    });
+
+    it('keeps the largest safe integers, long digit strings, fractions and numbers written with an exponent', async () => {
+      const raw = `{"userId":"u1","eventName":"x","eventData":{"max":${limit},"min":-${limit},"fraction":0.1,"small":1e-300,"large":1e20,"avogadro":6.02214076e23,"big":1.5e300,"card":"12345678901234567890"}}`;
       queued(await app.ingest(account, 'events', {}, { raw }));
       const [stored] = await app.events();
-      expect(stored?.data.eventData).to.deep.equal({ max: limit, min: -limit, fraction: 0.1, small: 1e-300 });
+      expect(stored?.data.eventData).to.deep.equal({
+        max: limit,
+        min: -limit,
+        fraction: 0.1,
+        small: 1e-300,
+        large: 1e20,
+        avogadro: 6.02214076e23,
+        big: 1.5e300,
+        card: '12345678901234567890',
+      });
     });
   });
 });

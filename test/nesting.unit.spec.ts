@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { maxNestingDepth, nestingProblem } from '../src/ingest/nesting.js';
+import { InexactInteger } from '../src/ingest/exact-integers.js';
 import { unstorableValue } from '../src/ingest/storable.js';
 
 /** `levels` arrays nested in one another, innermost holding `inner`. */
@@ -34,7 +35,7 @@ describe('walks over request bodies (unit)', () => {
     });
 
     it('reports the first problem in document order, keys before their values', () => {
-      expect(unstorableValue({ a: [1, 2 ** 60], b: Infinity })).to.match(/^a\[1\] must be a number from/);
+      expect(unstorableValue({ a: [1, new InexactInteger('1152921504606846977')], b: Infinity })).to.match(/^a\[1\] is an integer beyond/);
       expect(unstorableValue({ 'bad\u0000key': Infinity })).to.equal('bad\u0000key contains a NUL character or an unpaired surrogate, which cannot be stored');
     });
 

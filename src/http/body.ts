@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../errors.js';
+import { mayHoldInexactInteger, parseMarkingInexactIntegers } from '../ingest/exact-integers.js';
 import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 
 export const singleItemLimit = '1mb';
@@ -18,9 +19,21 @@ class UndecodableBody extends Error {
  * encoded surrogate `ED A0 80`, `FF`) into U+FFFD and store a changed value, so such a body is
  * refused whole. A leading byte order mark is valid UTF-8 and the decoder drops it.
  */
-function utf8Only(_req: Request, _res: Response, body: Buffer, charset: string): void {
+function utf8Only(req: Request, _res: Response, body: Buffer, charset: string): void {
   if (charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') throw new UndecodableBody('charset.unsupported');
   if (!isUtf8(body)) throw new UndecodableBody('encoding.invalid');
+  if (mayHoldInexactInteger(body.toString('latin1'))) bodiesWithLongNumbers.set(req, body);
+}
+
+/** Raw bodies with a run of 16 digits: parsed again, the rare way, to find integers a double rounds. */
+const bodiesWithLongNumbers = new WeakMap<Request, Buffer>();
+
+function reparsed(req: Request): unknown {
+  const raw = bodiesWithLongNumbers.get(req);
+  if (!raw) return req.body;
+  bodiesWithLongNumbers.delete(req);
+  // The decoder drops a leading byte order mark; JSON.parse would not.
+  return parseMarkingInexactIntegers(raw.toString('utf8').replace(/^\uFEFF/, ''));
 }
 
 /**
@@ -39,6 +52,7 @@ export function jsonBody(limit: string, maxDepth = maxNestingDepth): RequestHand
     (req: Request, res: Response, next: NextFunction) => {
       parse(req, res, (error?: unknown) => {
         if (!error) {
+          req.body = reparsed(req);
           const tooDeep = nestingProblem(req.body, maxDepth);
           return next(tooDeep ? new AppError(400, tooDeep, 'request', 'too_deep') : undefined);
         }

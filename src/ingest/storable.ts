@@ -1,20 +1,22 @@
+import { InexactInteger } from './exact-integers.js';
+
 /**
  * Values that JSON can carry but the store cannot keep as sent: PostgreSQL text and jsonb refuse
  * the NUL character and unpaired surrogates; a number too large for a double (1e400) parses to
- * Infinity, which would be stored as null; and beyond ±(2^53 − 1) a parsed number no longer tells
- * neighbouring integers apart (9007199254740993 arrives as 9007199254740992), so it is refused
- * rather than kept changed, whether written 100000000000000000000 or 1e20.
+ * Infinity, which would be stored as null; and an integer literal beyond ±(2^53 − 1) would be
+ * rounded (9007199254740993 arrives as 9007199254740992): the body parser marks those
+ * (src/ingest/exact-integers.ts), and they are refused rather than kept changed.
  */
 const unstorableText = (text: string): boolean => text.includes('\u0000') || !text.isWellFormed();
 const textProblem = 'contains a NUL character or an unpaired surrogate, which cannot be stored';
-const rangeProblem = `must be a number from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}: beyond, it cannot be kept exactly (send it as a string)`;
+const rangeProblem = `is an integer beyond -${Number.MAX_SAFE_INTEGER}..${Number.MAX_SAFE_INTEGER}, which cannot be kept exactly (send it as a string)`;
 
 /** What is wrong with a string or number, as the end of a message naming it; null when nothing is. */
 function scalarProblem(value: unknown): string | null {
   if (typeof value === 'string') return unstorableText(value) ? textProblem : null;
+  if (value instanceof InexactInteger) return rangeProblem;
   if (typeof value !== 'number') return null;
-  if (!Number.isFinite(value)) return 'must be a finite number';
-  return Math.abs(value) > Number.MAX_SAFE_INTEGER ? rangeProblem : null;
+  return Number.isFinite(value) ? null : 'must be a finite number';
 }
 
 /** An object or array being walked: its keys (null for an array), its next child, its place in the item. */

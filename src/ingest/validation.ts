@@ -78,9 +78,10 @@ export class Validator {
   }
 
   validate(name: SchemaName, item: unknown): Validation {
-    const validate = this.validators.get(name) as ValidateFunction;
-    if (!validate(item)) return { ok: false, message: describeErrors(validate.errors ?? []) };
+    // First: a refused large integer is still an object here, which the schema would misname.
     const unstorable = unstorableValue(item);
-    return unstorable ? { ok: false, message: unstorable } : { ok: true };
+    if (unstorable) return { ok: false, message: unstorable };
+    const validate = this.validators.get(name) as ValidateFunction;
+    return validate(item) ? { ok: true } : { ok: false, message: describeErrors(validate.errors ?? []) };
   }
 }

@@ -1,0 +1,42 @@
+/**
+ * Integer literals a double cannot keep. Past ±(2^53 − 1) parsing rounds an integer written in
+ * full (`9007199254740993` arrives as `9007199254740992`), so such a literal is refused by name
+ * rather than stored changed. A number written with a fraction or an exponent (`1e20`, `6.02e23`)
+ * asks for a double and is kept as the double it parses to.
+ */
+
+/** An integer literal of a body beyond ±(2^53 − 1), as written. */
+export class InexactInteger {
+  readonly #source: string;
+
+  constructor(source: string) {
+    this.#source = source;
+  }
+
+  /** An Idempotency-Key's body hash sees the digits as sent. */
+  toJSON(): string {
+    return this.#source;
+  }
+}
+
+/** 2^53 has 16 digits: a body with no run of 16 digits holds no integer literal a double rounds. */
+const longDigitRun = /\d{16}/;
+
+export function mayHoldInexactInteger(text: string): boolean {
+  return longDigitRun.test(text);
+}
+
+const integerLiteral = /^-?\d+$/;
+
+/**
+ * Parses `text` as JSON, with every integer literal beyond ±(2^53 − 1) kept as an InexactInteger
+ * (the reviver's source text says how a number was written), for the storable-value check to
+ * refuse by its field name.
+ */
+export function parseMarkingInexactIntegers(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined && integerLiteral.test(context.source)
+      ? new InexactInteger(context.source)
+      : value,
+  );
+}
