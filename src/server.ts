@@ -36,11 +36,11 @@ export async function startService(config: Config, log: Logger): Promise<Running
     await database.stop();
     throw error;
   }
-  const pool = createPool(database.url, 20, config.queryTimeoutMs);
+  const pool = createPool(database.address, 20, config.queryTimeoutMs);
   const services = createServices(config, pool, log);
   const projections = config.runProjections
     ? startProjectionWorkers({
-        databaseUrl: database.url,
+        databaseUrl: database.address,
         queryTimeoutMs: config.queryTimeoutMs,
         store: services.store,
         log,

@@ -2,10 +2,13 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { runningEmbeddedServer, startEmbeddedPostgres } from './embedded.js';
-import { withDatabase } from './pool.js';
+import { withDatabase, type ServerAddress } from './pool.js';
 
 export interface Database {
+  /** The connection string now (for one-off work at start: migrations). */
   url: string;
+  /** Where to connect for pools that live on: an embedded server may move (see runningEmbeddedServer). */
+  address: ServerAddress;
   /** Stops the embedded server, if this process started one. */
   stop(): Promise<void>;
 }
@@ -28,9 +31,12 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
  * `shared`, an embedded server already running on DATA_DIR (the service's) is used if there is one.
  */
 export async function openDatabase(config: Config, log: Logger, { shared = false } = {}): Promise<Database> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined };
-  const running = shared ? await runningEmbeddedServer(config.dataDir) : null;
-  if (running) return { url: withDatabase(running, embeddedDatabaseName), stop: async () => undefined };
+  if (config.databaseUrl) return { url: config.databaseUrl, address: config.databaseUrl, stop: async () => undefined };
+  const running = shared ? await runningEmbeddedServer(config.dataDir, log) : null;
+  if (running) {
+    const address = (): string => withDatabase(running(), embeddedDatabaseName);
+    return { url: address(), address, stop: async () => undefined };
+  }
   const server = await startEmbeddedPostgres(config.dataDir, log);
   try {
     await ensureDatabase(server.url, embeddedDatabaseName);
@@ -38,5 +44,9 @@ export async function openDatabase(config: Config, log: Logger, { shared = false
     await server.stop();
     throw error;
   }
-  return { url: withDatabase(server.url, embeddedDatabaseName), stop: () => server.stop() };
+  return {
+    url: withDatabase(server.url, embeddedDatabaseName),
+    address: () => withDatabase(server.url, embeddedDatabaseName),
+    stop: () => server.stop(),
+  };
 }
