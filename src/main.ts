@@ -31,7 +31,7 @@ onStopSignals(
 
 try {
   const { startService } = await import('./server.js');
-  service = await startService(loadConfig(), log);
+  service = await startService(loadConfig(), log, { ownSession: true });
   if (stopRequested) stopAndExit(service);
 } catch (error) {
   log.fatal({ err: error }, 'service failed to start');

@@ -28,8 +28,9 @@ function listen(server: Server, port: number): Promise<number> {
 const drainMs = 1_000;
 const forgetKeysEveryMs = 60 * 60 * 1000;
 
-export async function startService(config: Config, log: Logger): Promise<RunningService> {
-  const database = await openDatabase(config, log);
+/** `ownSession`: the caller stops the service on SIGINT and SIGTERM (src/main.ts); see openDatabase. */
+export async function startService(config: Config, log: Logger, { ownSession = false } = {}): Promise<RunningService> {
+  const database = await openDatabase(config, log, { ownSession });
   try {
     await migrate(database.url, log);
   } catch (error) {

@@ -29,7 +29,7 @@ onStopSignals(
 
 try {
   // Beside `npm start` on the embedded default, the service's running server is used.
-  const database = await openDatabase(config, log, { shared: true });
+  const database = await openDatabase(config, log, { shared: true, ownSession: true });
   await migrate(database.url, log);
   const pool = createPool(database.address, 4, config.queryTimeoutMs);
   const store = createEventStore(config, pool, log);

@@ -26,18 +26,22 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   }
 }
 
-/**
- * DATABASE_URL when set; otherwise the embedded server, started now, with its own database. With
- * `shared`, an embedded server already running on DATA_DIR (the service's) is used if there is one.
- */
-export async function openDatabase(config: Config, log: Logger, { shared = false } = {}): Promise<Database> {
+export interface OpenOptions {
+  /** Use an embedded server already running on DATA_DIR (the service's) if there is one. */
+  shared?: boolean;
+  /** An embedded server started now runs in a session of its own: this process stops it on signals. */
+  ownSession?: boolean;
+}
+
+/** DATABASE_URL when set; otherwise the embedded server, started now, with its own database. */
+export async function openDatabase(config: Config, log: Logger, { shared = false, ownSession = false }: OpenOptions = {}): Promise<Database> {
   if (config.databaseUrl) return { url: config.databaseUrl, address: config.databaseUrl, stop: async () => undefined };
   const running = shared ? await runningEmbeddedServer(config.dataDir, log) : null;
   if (running) {
     const address = (): string => withDatabase(running(), embeddedDatabaseName);
     return { url: address(), address, stop: async () => undefined };
   }
-  const server = await startEmbeddedPostgres(config.dataDir, log);
+  const server = await startEmbeddedPostgres(config.dataDir, log, { ownSession });
   try {
     await ensureDatabase(server.url, embeddedDatabaseName);
   } catch (error) {

@@ -124,6 +124,8 @@ export interface EmbeddedOptions {
   binaries?: PgBinaries;
   /** Where binaries the `postgres` user cannot reach are copied (as root). */
   binariesCache?: string;
+  /** See ServerSetup.ownSession: for a process that stops the server itself on SIGINT and SIGTERM. */
+  ownSession?: boolean;
 }
 
 /**
@@ -152,7 +154,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger, option
   } else {
     await stopLeftOver(dataDir, clusterDir, log);
   }
-  return SupervisedServer.start({ binaries, clusterDir, dataDir, ...credentials, runAs }, log);
+  return SupervisedServer.start({ binaries, clusterDir, dataDir, ...credentials, runAs, ownSession: options.ownSession ?? false }, log);
 }
 
 /**

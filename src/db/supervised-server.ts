@@ -17,6 +17,13 @@ export interface ServerSetup {
   password: string;
   /** The `postgres` user's ids, when this process runs as root. */
   runAs: { uid: number; gid: number } | null;
+  /**
+   * A session of its own, so that a Ctrl-C in the terminal reaches only this process, which stops
+   * the server itself after its own shutdown (the service, the worker). Otherwise the server shares
+   * this process's group, and a Ctrl-C of a process that does not handle signals (the tests, the
+   * CLI) stops it too.
+   */
+  ownSession: boolean;
 }
 
 const serverFlags = [
@@ -76,9 +83,7 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * A postmaster started and watched by this process. It runs in a session of its own, so that a
- * Ctrl-C in the terminal reaches only this process, which stops the server after its own shutdown.
- * When it exits unasked (killed, crashed), it is started again on the same port (crash recovery
+ * A postmaster started and watched by this process. When it exits unasked (killed, crashed), it is started again on the same port (crash recovery
  * replays its WAL); the pools reconnect by themselves.
  */
 export class SupervisedServer {
@@ -144,7 +149,7 @@ export class SupervisedServer {
       logStart = (await stat(this.logFile)).size;
       if (this.stopping) return 'stopped before it started';
       this.child = spawn(binaries.postgres, ['-D', clusterDir, '-p', String(this.port), ...serverFlags], {
-        detached: true,
+        detached: this.setup.ownSession,
         cwd: '/',
         stdio: ['ignore', logFd, logFd],
         ...(runAs ?? {}),
