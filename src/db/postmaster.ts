@@ -75,6 +75,17 @@ export function runningPostmaster(clusterDir: string): (LockFile & { ppid: numbe
   return { ...lock, ppid: info.ppid };
 }
 
+/**
+ * Whether postmaster.pid names a live process that is provably not a postgres of this directory:
+ * its pid was reused after a crash, and PostgreSQL, seeing it alive, would refuse to start.
+ */
+export function lockFileOfReusedPid(clusterDir: string): boolean {
+  const lock = readLockFile(clusterDir);
+  if (!lock || !isAlive(lock.pid)) return false;
+  const info = processInfo(lock.pid);
+  return info !== null && runningPostmaster(clusterDir) === null;
+}
+
 /** Waits for a process to end, up to `ms`; whether it did. */
 export async function waitForExit(pid: number, ms: number): Promise<boolean> {
   for (const until = Date.now() + ms; Date.now() < until; await sleep(50)) if (!isAlive(pid)) return true;
