@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { postgresUser } from '../src/db/pg-binaries.js';
 import { createLogger } from '../src/logger.js';
 
 describe('the embedded PostgreSQL lock file (int)', function () {
@@ -13,7 +14,9 @@ describe('the embedded PostgreSQL lock file (int)', function () {
   it('starts although postmaster.pid names a live process that is not its server (a pid reused after a crash)', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'tracking-lock-'));
     const log = createLogger('silent');
-    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    // PostgreSQL takes a pid it may not signal for a stale one: the other program runs as the server's user.
+    const runAs = process.getuid?.() === 0 ? await postgresUser() : {};
+    const other = spawn('sleep', ['60'], { stdio: 'ignore', ...runAs });
     try {
       const first = await startEmbeddedPostgres(dataDir, log);
       const lockFile = join(dataDir, 'pg', 'postmaster.pid');
