@@ -4,7 +4,7 @@ import { access, chmod, chown, lstat, mkdir, mkdtemp, readFile, readlink, realpa
 import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
 import type { Logger } from '../logger.js';
-import { packagedBinaries, postgresUser, reachableBinaries, type PgBinaries } from './pg-binaries.js';
+import { packagedBinaries, postgresUser, reachableBinaries, rootPlace, type PgBinaries } from './pg-binaries.js';
 import { lockFileOfReusedPid, runningPostmaster, stopPostmaster } from './postmaster.js';
 import { readRecord, serverUrl, SupervisedServer } from './supervised-server.js';
 
@@ -31,8 +31,6 @@ async function enterableByOthers(dir: string): Promise<boolean> {
   return true;
 }
 
-const rootClusters = '/var/lib/tracking-ingestion';
-
 /**
  * Where the cluster lives: DATA_DIR/pg. PostgreSQL refuses to run as root, so as root it runs as
  * the `postgres` user, which must be able to enter every directory above the cluster. When it
@@ -55,9 +53,9 @@ async function clusterLocation(dataDir: string, isRoot: boolean, log: Logger): P
     throw new Error(`running as root, the embedded PostgreSQL runs as user 'postgres', which cannot reach ${inside}; set DATA_DIR elsewhere`);
   }
   const id = createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16);
-  const outside = join(rootClusters, id);
+  const outside = join(rootPlace, id);
   await mkdir(outside, { recursive: true });
-  await chmod(rootClusters, 0o711);
+  await chmod(rootPlace, 0o711);
   await symlink(outside, inside);
   log.info({ dataDir, cluster: outside }, "running as root: user 'postgres' cannot enter DATA_DIR's parents, so the cluster lives outside it (DATA_DIR/pg links to it)");
   return outside;

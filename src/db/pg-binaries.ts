@@ -16,8 +16,11 @@ export interface PgBinaries {
   initdb: string;
 }
 
-/** Where copies of the binaries go when the `postgres` user cannot reach node_modules (as root). */
-export const rootBinariesCache = '/var/lib/tracking-ingestion';
+/**
+ * As root: where what the `postgres` user cannot reach elsewhere goes (copies of the binaries,
+ * clusters). Others may enter it (mode 0711) but not list it.
+ */
+export const rootPlace = '/var/lib/tracking-ingestion';
 
 function binariesIn(dir: string): PgBinaries {
   return { dir, postgres: join(dir, 'bin', 'postgres'), initdb: join(dir, 'bin', 'initdb') };
@@ -53,7 +56,7 @@ export async function reachableBinaries(
   version: string,
   isRoot: boolean,
   log: Logger,
-  cache = rootBinariesCache,
+  cache = rootPlace,
 ): Promise<PgBinaries> {
   if (!isRoot || (await reachableByOthers(packaged.postgres))) return packaged;
   const target = join(cache, `pg-${version}`);
@@ -63,7 +66,7 @@ export async function reachableBinaries(
   );
   if (ready) return binariesIn(target);
   await mkdir(cache, { recursive: true });
-  await chmod(cache, 0o755);
+  await chmod(cache, 0o711);
   const temporary = `${target}.partial-${process.pid}`;
   await rm(temporary, { recursive: true, force: true });
   await cp(packaged.dir, temporary, { recursive: true, verbatimSymlinks: true });
