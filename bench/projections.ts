@@ -25,7 +25,7 @@ const embeddedDatabaseName = 'tracking';
 export async function storeUrl(dataDir: string): Promise<string> {
   const server = await runningEmbeddedServer(dataDir);
   if (!server) throw new Error(`no embedded PostgreSQL running on ${dataDir}`);
-  return withDatabase(server, embeddedDatabaseName);
+  return withDatabase(server(), embeddedDatabaseName);
 }
 
 const rate = (events: number, seconds: number): number => (seconds > 0 ? events / seconds : 0);

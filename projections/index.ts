@@ -1,4 +1,4 @@
-import { createPool } from '../src/db/pool.js';
+import { createPool, type ServerAddress } from '../src/db/pool.js';
 import { leadsProjection } from './leads.js';
 import { productsProjection } from './products.js';
 import type { Projection } from './projection.js';
@@ -42,7 +42,7 @@ export class ProjectionWorkers {
 }
 
 /** The projection workers of a process, on a pool of their own (each keeps one connection). */
-export function startProjectionWorkers(options: Omit<RunnerOptions, 'pool'> & { databaseUrl: string; queryTimeoutMs: number }): {
+export function startProjectionWorkers(options: Omit<RunnerOptions, 'pool'> & { databaseUrl: ServerAddress; queryTimeoutMs: number }): {
   workers: ProjectionWorkers;
   stop(): Promise<void>;
 } {

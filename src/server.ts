@@ -30,19 +30,20 @@ function listen(server: Server, port: number, host: string | undefined): Promise
 const drainMs = 1_000;
 const forgetKeysEveryMs = 60 * 60 * 1000;
 
-export async function startService(config: Config, log: Logger): Promise<RunningService> {
-  const database = await openDatabase(config, log);
+/** `ownSession`: the caller stops the service on SIGINT and SIGTERM (src/main.ts); see openDatabase. */
+export async function startService(config: Config, log: Logger, { ownSession = false } = {}): Promise<RunningService> {
+  const database = await openDatabase(config, log, { ownSession });
   try {
     await migrate(database.url, log);
   } catch (error) {
     await database.stop();
     throw error;
   }
-  const pool = createPool(database.url, 20, config.queryTimeoutMs);
+  const pool = createPool(database.address, 20, config.queryTimeoutMs);
   const services = createServices(config, pool, log);
   const projections = config.runProjections
     ? startProjectionWorkers({
-        databaseUrl: database.url,
+        databaseUrl: database.address,
         queryTimeoutMs: config.queryTimeoutMs,
         store: services.store,
         log,

@@ -7,6 +7,7 @@ import { createEventStore } from './eventstore/index.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { startOpsServer } from './ops-server.js';
+import { onStopSignals } from './stop-signals.js';
 
 /**
  * `npm run worker`: the projection workers alone, for scale-out. Each projection is active in one
@@ -14,30 +15,27 @@ import { startOpsServer } from './ops-server.js';
  */
 const config = loadConfig();
 const log = createLogger(config.logLevel);
-const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 let stopping = false;
 let stop: (() => Promise<void>) | null = null;
 
-const onSignal = (signal: NodeJS.Signals): void => {
-  if (stopping) process.exit(1);
-  stopping = true;
-  log.info({ signal }, 'signal received');
-  if (stop) stop().then(() => process.exit(0), () => process.exit(1));
-};
-for (const signal of signals) process.on(signal, onSignal);
+onStopSignals(
+  log,
+  () => {
+    stopping = true;
+    if (stop) stop().then(() => process.exit(0), () => process.exit(1));
+  },
+  () => process.exit(1),
+);
 
 try {
   // Beside `npm start` on the embedded default, the service's running server is used.
-  const database = await openDatabase(config, log, { shared: true });
-  for (const signal of signals) {
-    for (const listener of process.listeners(signal)) if (listener !== onSignal) process.removeListener(signal, listener);
-  }
+  const database = await openDatabase(config, log, { shared: true, ownSession: true });
   await migrate(database.url, log);
-  const pool = createPool(database.url, 4, config.queryTimeoutMs);
+  const pool = createPool(database.address, 4, config.queryTimeoutMs);
   const store = createEventStore(config, pool, log);
   const metrics = new Metrics();
   const workers = startProjectionWorkers({
-    databaseUrl: database.url,
+    databaseUrl: database.address,
     queryTimeoutMs: config.queryTimeoutMs,
     store,
     log,

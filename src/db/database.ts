@@ -4,10 +4,13 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { runningEmbeddedServer, startEmbeddedPostgres } from './embedded.js';
-import { withDatabase } from './pool.js';
+import { withDatabase, type ServerAddress } from './pool.js';
 
 export interface Database {
+  /** The connection string now (for one-off work at start: migrations). */
   url: string;
+  /** Where to connect for pools that live on: an embedded server may move (see runningEmbeddedServer). */
+  address: ServerAddress;
   /** Stops the embedded server, if this process started one. */
   stop(): Promise<void>;
   /** Whether the embedded database was made just now: DATA_DIR held none. */
@@ -33,21 +36,33 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   }
 }
 
-/**
- * DATABASE_URL when set; otherwise the embedded server, started now, with its own database. With
- * `shared`, an embedded server already running on DATA_DIR (the service's) is used if there is one.
- */
-export async function openDatabase(config: Config, log: Logger, { shared = false } = {}): Promise<Database> {
-  if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => undefined, created: false };
-  const running = shared ? await runningEmbeddedServer(config.dataDir) : null;
-  if (running) return { url: withDatabase(running, embeddedDatabaseName), stop: async () => undefined, created: false };
+export interface OpenOptions {
+  /** Use an embedded server already running on DATA_DIR (the service's) if there is one. */
+  shared?: boolean;
+  /** An embedded server started now runs in a session of its own: this process stops it on signals. */
+  ownSession?: boolean;
+}
+
+/** DATABASE_URL when set; otherwise the embedded server, started now, with its own database. */
+export async function openDatabase(config: Config, log: Logger, { shared = false, ownSession = false }: OpenOptions = {}): Promise<Database> {
+  if (config.databaseUrl) return { url: config.databaseUrl, address: config.databaseUrl, stop: async () => undefined, created: false };
+  const running = shared ? await runningEmbeddedServer(config.dataDir, log) : null;
+  if (running) {
+    const address = (): string => withDatabase(running(), embeddedDatabaseName);
+    return { url: address(), address, stop: async () => undefined, created: false };
+  }
   const created = !(await embeddedDatabaseExists(config.dataDir));
-  const server = await startEmbeddedPostgres(config.dataDir, log);
+  const server = await startEmbeddedPostgres(config.dataDir, log, { ownSession });
   try {
     await ensureDatabase(server.url, embeddedDatabaseName);
   } catch (error) {
     await server.stop();
     throw error;
   }
-  return { url: withDatabase(server.url, embeddedDatabaseName), stop: () => server.stop(), created };
+  return {
+    url: withDatabase(server.url, embeddedDatabaseName),
+    address: () => withDatabase(server.url, embeddedDatabaseName),
+    stop: () => server.stop(),
+    created,
+  };
 }

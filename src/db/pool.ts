@@ -2,6 +2,12 @@ import pg from 'pg';
 
 export type Pool = pg.Pool;
 
+/**
+ * Where a server is: a connection string, or a function giving it anew for each connection (an
+ * embedded server started again elsewhere is found by the connections made after it moved).
+ */
+export type ServerAddress = string | (() => string);
+
 // int8 (bigint) columns come back as strings by default; positions fit in a JS number for any
 // realistic store (2^53 events), and numbers keep the replies and read models simple.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
@@ -11,9 +17,18 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
  * stores nothing); a server that does not answer at all is given up a second later by the client.
  * Either way the request gets 503 instead of never ending.
  */
-export function createPool(connectionString: string, max = 20, queryTimeoutMs = 10_000): Pool {
+export function createPool(address: ServerAddress, max = 20, queryTimeoutMs = 10_000): Pool {
+  const locate = typeof address === 'string' ? () => address : address;
   const pool = new pg.Pool({
-    connectionString,
+    connectionString: locate(),
+    // A connection string in the configuration overrides every other setting: each new client gets the current one.
+    ...(typeof address !== 'string' && {
+      Client: class extends pg.Client {
+        constructor(config?: pg.ClientConfig) {
+          super({ ...config, connectionString: locate() });
+        }
+      },
+    }),
     max,
     connectionTimeoutMillis: 5_000,
     statement_timeout: queryTimeoutMs,
@@ -27,7 +42,11 @@ export function createPool(connectionString: string, max = 20, queryTimeoutMs = 
 }
 
 /** Connection string of another database on the same server. */
-export function withDatabase(connectionString: string, database: string): string {
+export function withDatabase(connectionString: string, database: string): string;
+export function withDatabase(address: ServerAddress, database: string): ServerAddress;
+export function withDatabase(address: ServerAddress, database: string): ServerAddress {
+  if (typeof address !== 'string') return () => withDatabase(address(), database);
+  const connectionString = address;
   const url = new URL(connectionString);
   url.pathname = `/${database}`;
   return url.toString();

@@ -43,6 +43,6 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
   app.use(unknownPath);
-  app.use(errorHandler(services.log));
+  app.use(errorHandler(services.log, services.metrics));
   return app;
 }

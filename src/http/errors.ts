@@ -2,6 +2,9 @@ import type { NextFunction, Request, Response } from 'express';
 import { isUnavailableError } from '../db/errors.js';
 import { AppError, notFound, storeUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { routeOf } from './access-log.js';
+import { StoreOutage } from './store-outage.js';
 
 export function sendError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers);
@@ -20,8 +23,12 @@ function clientErrorText(status: number): string {
   return 'bad request: the request could not be read';
 }
 
-/** Maps every error to a reply of DESIGN 7; the unexpected is logged and answered 500 without details. */
-export function errorHandler(log: Logger) {
+/**
+ * Maps every error to a reply of DESIGN 7; the unexpected is logged and answered 500 without
+ * details. Requests refused because the store is unavailable are logged by the app's StoreOutage.
+ */
+export function errorHandler(log: Logger, metrics?: Metrics) {
+  const outage = new StoreOutage(log, metrics);
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let appError: AppError;
     const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status;
@@ -32,12 +39,13 @@ export function errorHandler(log: Logger) {
       req.log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
       appError = new AppError(status, clientErrorText(status), 'request', 'bad_request');
     } else if (isUnavailableError(error)) {
-      log.warn({ err: error, route: req.route?.path }, 'store unavailable');
       appError = storeUnavailable();
     } else {
       req.log.error({ err: error, route: req.route?.path }, 'unexpected error');
       appError = new AppError(500, 'internal error', 'request', 'internal');
     }
+    // Also the 503s the event store adapters make of a connection error themselves.
+    if (appError.reason === 'store_unavailable') outage.refusedRequest(error, routeOf(req));
     res.locals.rejectReason = appError.reason;
     res.locals.itemRejected = appError.form === 'item';
     if (res.headersSent) return;

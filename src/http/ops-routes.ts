@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { storeUnavailable } from '../errors.js';
+import { AppError, storeUnavailable } from '../errors.js';
 import type { Services } from '../services.js';
 
 /** A health check must answer quickly even when the database hangs. */
@@ -16,7 +16,7 @@ const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
 export function opsRoutes(services: Services, isShuttingDown: () => boolean): Router {
   const router = Router();
   const ready = async (): Promise<void> => {
-    if (isShuttingDown()) throw storeUnavailable('shutting down');
+    if (isShuttingDown()) throw new AppError(503, 'shutting down', 'request', 'shutting_down');
     try {
       await services.store.ping();
     } catch {
