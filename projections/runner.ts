@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Pool } from '../src/db/pool.js';
+import { defaultPageBytes } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics.js';
 import { applyPage } from './batch.js';
@@ -18,6 +19,8 @@ export interface RunnerOptions {
   metrics?: Metrics;
   /** Events read (and applied in one transaction) at a time. */
   batchSize?: number;
+  /** Bytes of event data read (and applied in one transaction) at a time, past the first event. */
+  batchBytes?: number;
   /** How long a caught-up worker waits for new events before looking again, unless woken first. */
   pollMs?: number;
   /** How often a standby worker tries to take over. */
@@ -172,10 +175,11 @@ export class ProjectionRunner {
       const page = await this.options.store.readAll(state.checkpoint, this.options.batchSize ?? 5_000, {
         types: eventTypes,
         data: this.projection.readsData !== false,
+        maxBytes: this.options.batchBytes ?? defaultPageBytes,
       });
       // Counting the backlog costs a scan of it: seldom while catching up (pages come back full).
       await this.reportLag(client, state.checkpoint, busy ? lagWhileBusyMs : lagEveryMs);
-      busy = page.checkpoint !== state.checkpoint && page.events.length >= (this.options.batchSize ?? 5_000) / 2;
+      busy = page.checkpoint !== state.checkpoint && (page.events.length >= (this.options.batchSize ?? 5_000) / 2 || page.bytes >= defaultPageBytes / 2);
       if (page.checkpoint === state.checkpoint) {
         if (state.rebuild_started_at && !state.rebuild_finished_at) {
           state = (await client.query<CheckpointRow>(sql.finishRebuild, [name])).rows[0] ?? state;
