@@ -60,7 +60,7 @@ export interface ReadAllResult {
  * a page makes progress however large one event is). Pages, buffers and projection batches are
  * bounded by it as well as by a number of events, so that large events cannot exhaust the heap.
  */
-export const defaultPageBytes = 8 * 1024 * 1024;
+export const defaultPageBytes = 4 * 1024 * 1024;
 
 export interface ReadFilter {
   /** Only events of these types are returned; the checkpoint still moves past the others. */
