@@ -61,21 +61,23 @@ export class CatchUpFeed {
   }
 
   /**
-   * Up to `limit` events after the cursor, and up to `maxBytes` of data past the first; waits
-   * briefly when fewer are at hand.
+   * Up to `limit` events after the cursor, taken while the data of those before stays under
+   * `maxBytes`; waits briefly when less is at hand.
    */
   async read(limit: number, maxBytes: number): Promise<FeedPage> {
     this.lastUsed = Date.now();
     this.reading = true;
     try {
-      if (this.queue.length < limit && !this.caughtUp) await this.waitForEvents(limit, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
+      const full = (): boolean => this.queue.length >= limit || this.queuedBytes >= maxBytes;
+      if (!full() && !this.caughtUp) await this.waitForEvents(full, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
     } finally {
       this.reading = false;
     }
     let count = 0;
     let bytes = 0;
     for (const item of this.queue) {
-      if (count >= limit || (count > 0 && bytes + item.bytes > maxBytes)) break;
+      // As on PostgreSQL: events are taken while those before stay under maxBytes.
+      if (count >= limit || (count > 0 && bytes >= maxBytes)) break;
       count += 1;
       bytes += item.bytes;
     }
@@ -96,7 +98,7 @@ export class CatchUpFeed {
     await subscription?.unsubscribe().catch(() => undefined);
   }
 
-  private waitForEvents(count: number, ms: number): Promise<void> {
+  private waitForEvents(full: () => boolean, ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -105,7 +107,7 @@ export class CatchUpFeed {
       };
       const timer = setTimeout(done, ms);
       this.arrival = () => {
-        if (this.queue.length >= count || this.caughtUp || this.closed) done();
+        if (full() || this.caughtUp || this.closed) done();
       };
     });
   }
