@@ -117,7 +117,7 @@ export class ProjectionRunner {
         if ((await this.follow(client)) === 'caught-up') break;
       } catch (error) {
         failed = true;
-        if (!this.stopped) this.log.warn({ err: error }, 'projection worker interrupted; starting again');
+        if (!this.stopped) this.log.warn({ err: error, retryInMs: this.retryDelay() }, 'projection worker interrupted; starting again');
       } finally {
         // Closing the connection (not returning it to the pool) releases the lock with certainty.
         client?.release(true);
@@ -125,11 +125,16 @@ export class ProjectionRunner {
       }
       if (failed && !this.stopped) {
         // Transient failures (connection, timeout, conflicts) are retried, waiting longer each time.
-        await this.sleep(Math.min(maxRetryMs, minRetryMs * 2 ** this.failuresInRow), false);
+        await this.sleep(this.retryDelay(), false);
         this.failuresInRow += 1;
       }
     }
     this.setState('stopped');
+  }
+
+  /** 100 ms after a first failure, doubling up to 5 s while the failures go on. */
+  private retryDelay(): number {
+    return Math.min(maxRetryMs, minRetryMs * 2 ** this.failuresInRow);
   }
 
   /**
@@ -161,6 +166,8 @@ export class ProjectionRunner {
    */
   private async follow(client: pg.PoolClient): Promise<'stopped' | 'caught-up'> {
     const { name, eventTypes } = this.projection;
+    const batchSize = this.options.batchSize ?? 5_000;
+    const batchBytes = this.options.batchBytes ?? defaultPageBytes;
     let busy = false;
     await client.query(sql.ensureCheckpoint, [name]);
     await client.query(sql.markActive, [name, workerName]);
@@ -172,14 +179,14 @@ export class ProjectionRunner {
         continue;
       }
       this.pending = false;
-      const page = await this.options.store.readAll(state.checkpoint, this.options.batchSize ?? 5_000, {
+      const page = await this.options.store.readAll(state.checkpoint, batchSize, {
         types: eventTypes,
         data: this.projection.readsData !== false,
-        maxBytes: this.options.batchBytes ?? defaultPageBytes,
+        maxBytes: batchBytes,
       });
       // Counting the backlog costs a scan of it: seldom while catching up (pages come back full).
       await this.reportLag(client, state.checkpoint, busy ? lagWhileBusyMs : lagEveryMs);
-      busy = page.checkpoint !== state.checkpoint && (page.events.length >= (this.options.batchSize ?? 5_000) / 2 || page.bytes >= defaultPageBytes / 2);
+      busy = page.checkpoint !== state.checkpoint && (page.events.length >= batchSize / 2 || page.bytes >= batchBytes / 2);
       if (page.checkpoint === state.checkpoint) {
         if (state.rebuild_started_at && !state.rebuild_finished_at) {
           state = (await client.query<CheckpointRow>(sql.finishRebuild, [name])).rows[0] ?? state;
