@@ -90,7 +90,7 @@ describe('events a projection cannot apply are parked (e2e)', function () {
       expect(leads.eventsApplied).to.equal(1);
       expect((await status(app, 'track-index')).parked.events).to.equal(0);
       const text = await tracking(app, 'projections', 'status');
-      expect(text.stdout).to.contain('parked: 1 events').and.contain(`UserUpserted ${poison}`).and.contain('out of range');
+      expect(text.stdout).to.contain('parked: 1 event it could not apply').and.contain(`UserUpserted ${poison}`).and.contain('out of range');
 
       const page = (await app.request<string>('GET', '/metrics')).body;
       expect(sample(page, 'tracking_projection_events_parked_total', 'projection="leads"')).to.equal(1);

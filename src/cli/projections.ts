@@ -20,7 +20,7 @@ function describeStatus(s: ProjectionStatus): string {
   if (r?.state === 'running') lines.push(`  rebuilding since ${r.startedAt}: ${s.eventsApplied} of ${r.target ?? '?'} events replayed`);
   if (r?.state === 'finished') lines.push(`  last rebuilt ${r.startedAt} to ${r.finishedAt} (${r.target ?? '?'} events at its start)`);
   if (s.parked.events) {
-    lines.push(`  parked: ${s.parked.events} events it could not apply (tracking projections retry ${s.projection}); latest:`);
+    lines.push(`  parked: ${s.parked.events} event${s.parked.events === 1 ? '' : 's'} it could not apply (tracking projections retry ${s.projection}); latest:`);
     for (const p of s.parked.latest) {
       const account = p.accountId ? `, account ${p.accountId}` : '';
       lines.push(`    ${p.eventType} ${p.eventId} at ${p.globalPosition}${account}, parked ${p.parkedAt}, ${p.attempts} attempt(s): ${p.sqlstate ? `[${p.sqlstate}] ` : ''}${p.error}`);
