@@ -92,3 +92,6 @@ export function parseSessionName(name: string): { projection: string; worker: st
 /** Sessions of projection workers in this database (active and standby). */
 export const workerSessions = `SELECT pid, application_name FROM pg_stat_activity
   WHERE datname = current_database() AND application_name LIKE '${sessionPrefix} %'`;
+
+/** Corrects events_applied by $2: less the events a batch parked, plus those a retry applied. */
+export const addToApplied = `UPDATE projection_checkpoints SET events_applied = events_applied + $2 WHERE projection = $1 RETURNING *`;

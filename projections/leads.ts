@@ -2,6 +2,7 @@ import type { RecordedEvent } from '../src/eventstore/port.js';
 import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow, type ProfileKind } from './lead-fold.js';
 import * as sql from './leads-sql.js';
 import type { Db, Projection } from './projection.js';
+import { writeRows } from './rows-sql.js';
 
 /** Leads: one row per profile, known or anonymous, from UserUpserted and ProfilesMerged. */
 export const leadsProjection: Projection = {
@@ -29,8 +30,8 @@ export const leadsProjection: Projection = {
     );
     for (const event of events) book.apply(event);
     const changed = book.changedRows();
-    if (changed.length) await db.query(sql.upsertLeads, [JSON.stringify(changed)]);
+    await writeRows(db, sql.upsertLeads, changed);
     const added = book.addedMerges();
-    if (added.length) await db.query(sql.insertMerges, [JSON.stringify(added)]);
+    await writeRows(db, sql.insertMerges, added);
   },
 };

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
-import { eventRowColumns, insertRows, onceByEventId } from './rows-sql.js';
+import { eventRowColumns, insertRows, onceByEventId, writeRows } from './rows-sql.js';
 
 /** Data of ProductSubmitted and ProductEventTracked events (docs/events.md). */
 interface ProductSubmitted {
@@ -84,7 +84,7 @@ export const productsProjection: Projection = {
         });
       }
     }
-    if (products.size) await db.query(upsertProducts, [JSON.stringify([...products.values()])]);
-    if (productEvents.length) await db.query(insertProductEvents, [JSON.stringify(productEvents)]);
+    await writeRows(db, upsertProducts, [...products.values()]);
+    await writeRows(db, insertProductEvents, productEvents);
   },
 };

@@ -1,6 +1,8 @@
+import type { Db } from './projection.js';
+
 /**
  * The one way projections write rows: $1 is a JSON array of objects keyed by column name, which
- * json_populate_recordset turns into rows of `table`'s types.
+ * json_populate_recordset turns into rows of `table`'s types (sent with writeRows).
  */
 export function insertRows(table: string, columns: readonly string[], onConflict: string): string {
   const list = columns.join(', ');
@@ -14,3 +16,29 @@ export const eventRowColumns = ['event_name', 'event_time', 'event_time_utc', 'e
 
 /** Rows keyed by event id: written once, however often their event is read. */
 export const onceByEventId = '(event_id) DO NOTHING';
+
+/** Characters of JSON sent in one statement at most (besides a first row larger than that). */
+export const maxStatementChars = 4 * 1024 * 1024;
+
+/**
+ * Runs `statement` (of insertRows) on `rows`, in as many statements as it takes to keep each JSON
+ * text under `maxChars`: one string for a whole batch of large events could pass what the heap, or
+ * a JavaScript string, can hold. Rows must not depend on each other within the call (each is an
+ * upsert of its own key), so splitting them changes nothing.
+ */
+export async function writeRows(db: Db, statement: string, rows: readonly object[], maxChars = maxStatementChars): Promise<void> {
+  let chunk: string[] = [];
+  let chars = 0;
+  const send = async (): Promise<void> => {
+    if (chunk.length) await db.query(statement, [`[${chunk.join(',')}]`]);
+    chunk = [];
+    chars = 0;
+  };
+  for (const row of rows) {
+    const json = JSON.stringify(row);
+    if (chars > 0 && chars + json.length > maxChars) await send();
+    chunk.push(json);
+    chars += json.length + 1;
+  }
+  await send();
+}

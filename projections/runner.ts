@@ -1,11 +1,13 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { Pool } from '../src/db/pool.js';
-import type { RecordedEvent } from '../src/eventstore/port.js';
+import { defaultPageBytes } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics.js';
+import { applyPage } from './batch.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
+import * as parkedSql from './parked-sql.js';
 import type { Projection } from './projection.js';
 import type { CatchUpSource } from './shared-read.js';
 
@@ -17,6 +19,8 @@ export interface RunnerOptions {
   metrics?: Metrics;
   /** Events read (and applied in one transaction) at a time. */
   batchSize?: number;
+  /** Bytes of event data read (and applied in one transaction) at a time, past the first event. */
+  batchBytes?: number;
   /** How long a caught-up worker waits for new events before looking again, unless woken first. */
   pollMs?: number;
   /** How often a standby worker tries to take over. */
@@ -28,6 +32,10 @@ export interface RunnerOptions {
 export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
 
 const lagEveryMs = 2_000;
+const minRetryMs = 100;
+const maxRetryMs = 5_000;
+
+
 const lagWhileBusyMs = 15_000;
 
 /** How status names this process: `pid@host`. */
@@ -47,6 +55,7 @@ export class ProjectionRunner {
   private readonly log: Logger;
   private lastLagAt = 0;
   private everActive = false;
+  private failuresInRow = 0;
 
   constructor(
     readonly projection: Projection,
@@ -108,15 +117,24 @@ export class ProjectionRunner {
         if ((await this.follow(client)) === 'caught-up') break;
       } catch (error) {
         failed = true;
-        if (!this.stopped) this.log.warn({ err: error }, 'projection worker interrupted; starting again');
+        if (!this.stopped) this.log.warn({ err: error, retryInMs: this.retryDelay() }, 'projection worker interrupted; starting again');
       } finally {
         // Closing the connection (not returning it to the pool) releases the lock with certainty.
         client?.release(true);
         if (this.stateNow === 'active') this.setState('starting');
       }
-      if (failed && !this.stopped) await this.sleep(1_000, false);
+      if (failed && !this.stopped) {
+        // Transient failures (connection, timeout, conflicts) are retried, waiting longer each time.
+        await this.sleep(this.retryDelay(), false);
+        this.failuresInRow += 1;
+      }
     }
     this.setState('stopped');
+  }
+
+  /** 100 ms after a first failure, doubling up to 5 s while the failures go on. */
+  private retryDelay(): number {
+    return Math.min(maxRetryMs, minRetryMs * 2 ** this.failuresInRow);
   }
 
   /**
@@ -148,66 +166,54 @@ export class ProjectionRunner {
    */
   private async follow(client: pg.PoolClient): Promise<'stopped' | 'caught-up'> {
     const { name, eventTypes } = this.projection;
+    const batchSize = this.options.batchSize ?? 5_000;
+    const batchBytes = this.options.batchBytes ?? defaultPageBytes;
     let busy = false;
     await client.query(sql.ensureCheckpoint, [name]);
     await client.query(sql.markActive, [name, workerName]);
     let state = await this.load(client);
+    await this.reportParked(client);
     while (!this.stopped) {
       if (state.rebuild_requested_at) {
         state = await this.restart(client, state.rebuild_requested_at);
         continue;
       }
       this.pending = false;
-      const page = await this.options.store.readAll(state.checkpoint, this.options.batchSize ?? 5_000, {
+      const page = await this.options.store.readAll(state.checkpoint, batchSize, {
         types: eventTypes,
         data: this.projection.readsData !== false,
+        maxBytes: batchBytes,
       });
       // Counting the backlog costs a scan of it: seldom while catching up (pages come back full).
-      await this.reportLag(state.checkpoint, busy ? lagWhileBusyMs : lagEveryMs);
-      busy = page.checkpoint !== state.checkpoint && page.events.length >= (this.options.batchSize ?? 5_000) / 2;
+      await this.reportLag(client, state.checkpoint, busy ? lagWhileBusyMs : lagEveryMs);
+      busy = page.checkpoint !== state.checkpoint && (page.events.length >= batchSize / 2 || page.bytes >= batchBytes / 2);
       if (page.checkpoint === state.checkpoint) {
         if (state.rebuild_started_at && !state.rebuild_finished_at) {
           state = (await client.query<CheckpointRow>(sql.finishRebuild, [name])).rows[0] ?? state;
           this.log.info({ events: state.events_applied }, 'rebuild finished');
         }
         if (this.options.untilCaughtUp) return 'caught-up';
+        this.failuresInRow = 0;
         await this.sleep(this.options.pollMs ?? 100, true);
         // Also notices a rebuild asked for meanwhile.
         state = await this.load(client);
         continue;
       }
-      let events = page.events;
-      await client.query('BEGIN');
-      try {
-        // The rows and the checkpoint commit together, so a batch lost in a database crash is lost
-        // whole and applied again from the older checkpoint: no need to wait for the WAL flush.
-        await client.query('SET LOCAL synchronous_commit = off');
-        if (this.options.store.mayRepeatEventIds && !this.projection.keyedByEventId) events = await this.firstDeliveries(client, events);
-        await this.projection.apply(client, events);
-        const { rows } = await client.query<CheckpointRow>(sql.advanceCheckpoint, [name, state.checkpoint, page.checkpoint, events.length]);
-        const advanced = rows[0];
-        if (!advanced) {
-          await client.query('ROLLBACK');
-          state = await this.load(client);
-          continue;
-        }
-        await client.query('COMMIT');
-        state = advanced;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+      const outcome = await applyPage(client, this.projection, this.options.store.mayRepeatEventIds === true, state, page, this.log);
+      if (!outcome) {
+        // The checkpoint moved (a rebuild asked for, or another worker): read where it is now.
+        state = await this.load(client);
+        continue;
       }
-      this.options.metrics?.projectionEventsApplied.inc({ projection: name }, events.length);
+      state = outcome.state;
+      this.failuresInRow = 0;
+      this.options.metrics?.projectionEventsApplied.inc({ projection: name }, outcome.applied);
+      if (outcome.parked) {
+        this.options.metrics?.projectionEventsParked.inc({ projection: name }, outcome.parked);
+        await this.reportParked(client);
+      }
     }
     return 'stopped';
-  }
-
-  /** The events whose ids this projection has not applied before, each once, in order. */
-  private async firstDeliveries(client: pg.PoolClient, events: RecordedEvent[]): Promise<RecordedEvent[]> {
-    if (events.length === 0) return events;
-    const { rows } = await client.query<{ event_id: string }>(sql.claimEventIds, [this.projection.name, events.map((e) => e.id)]);
-    const unseen = new Set(rows.map((row) => row.event_id));
-    return events.filter((event) => unseen.delete(event.id.toLowerCase()));
   }
 
   private async load(client: pg.PoolClient): Promise<CheckpointRow> {
@@ -224,8 +230,10 @@ export class ProjectionRunner {
     try {
       await client.query(`TRUNCATE ${tables.join(', ')}`);
       await client.query(sql.forgetAppliedEventIds, [name]);
+      await client.query(parkedSql.forgetParked, [name]);
       const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events, requestedAt]);
       await client.query('COMMIT');
+      await this.reportParked(client);
       this.log.info({ events: target.events }, 'rebuild started');
       return rows[0] as CheckpointRow;
     } catch (error) {
@@ -235,10 +243,12 @@ export class ProjectionRunner {
   }
 
   /** Lag for the metrics, every few seconds. */
-  private async reportLag(checkpoint: string | null, everyMs: number): Promise<void> {
+  private async reportLag(client: pg.PoolClient, checkpoint: string | null, everyMs: number): Promise<void> {
     const metrics = this.options.metrics;
     const now = Date.now();
     if (!metrics || now - this.lastLagAt < everyMs) return;
+    // A retry (another process) may have unparked events meanwhile.
+    await this.reportParked(client);
     const projection = this.projection.name;
     // Lag is for the eye: a store that cannot count it now does not stop the worker.
     const backlog = await this.options.store.backlog(checkpoint, { types: this.projection.eventTypes }).catch((error: unknown) => {
@@ -252,6 +262,14 @@ export class ProjectionRunner {
     metrics.projectionLagEvents.set({ projection }, backlog.events);
     metrics.projectionLagSeconds.set({ projection }, backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0);
     this.lastLagAt = now;
+  }
+
+  /** Events parked and not re-applied yet, for the metrics. */
+  private async reportParked(client: pg.PoolClient): Promise<void> {
+    const metrics = this.options.metrics;
+    if (!metrics) return;
+    const { rows } = await client.query<{ parked: number }>(parkedSql.countParked, [this.projection.name]);
+    metrics.projectionParked.set({ projection: this.projection.name }, rows[0]?.parked ?? 0);
   }
 
   /** Sleeps `ms`; a stop ends the sleep, and so does a wake when `wakeable`. */

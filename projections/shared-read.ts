@@ -1,10 +1,12 @@
-import type { EventStore, ReadAllResult, ReadFilter } from '../src/eventstore/port.js';
+import { defaultPageBytes, type EventStore, type ReadAllResult, type ReadFilter } from '../src/eventstore/port.js';
 
 /** What a projection runner reads the event store with. */
 export type CatchUpSource = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds'>;
 
 interface Page {
   read: Promise<ReadAllResult>;
+  /** Bytes of data and events of the page, once read. */
+  bytes: number;
   events: number;
 }
 
@@ -19,11 +21,14 @@ interface Page {
  */
 export class SharedCatchUp implements CatchUpSource {
   private readonly pages = new Map<string, Page>();
-  private kept = 0;
+  private keptBytes = 0;
+  private keptEvents = 0;
   readonly mayRepeatEventIds: boolean;
 
   constructor(
     private readonly store: CatchUpSource,
+    /** Bytes of data kept at most, over all pages (the page just read is kept whatever its size). */
+    private readonly maxBytes = 2 * defaultPageBytes,
     /** Events kept at most, over all pages. */
     private readonly maxEvents = 20_000,
   ) {
@@ -31,40 +36,45 @@ export class SharedCatchUp implements CatchUpSource {
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
-    const key = `${limit}|${checkpoint ?? ''}`;
+    const maxBytes = filter.maxBytes ?? defaultPageBytes;
+    const key = `${limit}|${maxBytes}|${checkpoint ?? ''}`;
     let page = this.pages.get(key);
     if (!page) {
-      const read = this.store.readAll(checkpoint, limit);
-      const created: Page = { read, events: 0 };
+      const read = this.store.readAll(checkpoint, limit, { maxBytes });
+      const created: Page = { read, bytes: 0, events: 0 };
       page = created;
       this.pages.set(key, created);
       read.then(
         (result) => {
           // Nothing new: the next look must ask the store again.
           if (result.checkpoint === checkpoint) this.pages.delete(key);
-          else this.keep(created, result.events.length);
+          else this.keep(created, result);
         },
         () => this.pages.delete(key),
       );
     }
     const result = await page.read;
     const types = filter.types;
-    return { checkpoint: result.checkpoint, events: types ? result.events.filter((e) => types.includes(e.type)) : result.events };
+    return { ...result, events: types ? result.events.filter((e) => types.includes(e.type)) : result.events };
   }
 
   backlog(checkpoint: string | null, filter?: ReadFilter): ReturnType<EventStore['backlog']> {
     return this.store.backlog(checkpoint, filter);
   }
 
-  private keep(page: Page, events: number): void {
-    page.events = events;
-    this.kept += events;
+  private keep(page: Page, result: ReadAllResult): void {
+    page.bytes = result.bytes;
+    page.events = result.events.length;
+    this.keptBytes += page.bytes;
+    this.keptEvents += page.events;
     // The oldest pages go first (a Map iterates in insertion order); the one just read stays.
     for (const [key, old] of this.pages) {
-      if (this.kept <= this.maxEvents || old === page) break;
+      if ((this.keptBytes <= this.maxBytes && this.keptEvents <= this.maxEvents) || old === page) break;
+      // Still being read: counted once it is.
       if (old.events === 0) continue;
       this.pages.delete(key);
-      this.kept -= old.events;
+      this.keptBytes -= old.bytes;
+      this.keptEvents -= old.events;
     }
   }
 }

@@ -3,6 +3,8 @@ import type { EventStore } from '../src/eventstore/port.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import { projections } from './index.js';
+import * as parkedSql from './parked-sql.js';
+import type { ParkedRow } from './parked-sql.js';
 
 export interface WorkerSession {
   /** `pid@host` of the worker process. */
@@ -20,6 +22,20 @@ export interface RebuildStatus {
   target: number | null;
 }
 
+export interface ParkedEvent {
+  eventId: string;
+  eventType: string;
+  accountId: string | null;
+  globalPosition: number;
+  error: string;
+  sqlstate: string | null;
+  attempts: number;
+  parkedAt: string;
+}
+
+/** Parked events shown per projection (the latest first). */
+const latestParkedShown = 3;
+
 export interface ProjectionStatus {
   projection: string;
   checkpoint: string | null;
@@ -32,6 +48,8 @@ export interface ProjectionStatus {
   active: (WorkerSession & { since: string }) | null;
   standby: WorkerSession[];
   rebuild: RebuildStatus | null;
+  /** Events the projection could not apply, set aside (docs/projections.md): how many, and the latest. */
+  parked: { events: number; latest: ParkedEvent[] };
 }
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
@@ -49,14 +67,31 @@ function rebuildOf(row: CheckpointRow | undefined): RebuildStatus | null {
   };
 }
 
+function parkedOf(rows: (ParkedRow & { parked: number })[]): ProjectionStatus['parked'] {
+  return {
+    events: rows[0]?.parked ?? 0,
+    latest: rows.map((p) => ({
+      eventId: p.event_id,
+      eventType: p.event_type,
+      accountId: p.account_id,
+      globalPosition: Number(p.global_position),
+      error: p.error,
+      sqlstate: p.sqlstate,
+      attempts: p.attempts,
+      parkedAt: p.parked_at.toISOString(),
+    })),
+  };
+}
+
 const workerOf = (applicationName: string): string => sql.parseSessionName(applicationName).worker;
 
 /** Checkpoint, lag, active worker and standbys of every projection. */
 export async function projectionStatus(pool: Pool, store: EventStore, now = Date.now()): Promise<ProjectionStatus[]> {
-  const [checkpoints, holders, sessions] = await Promise.all([
+  const [checkpoints, holders, sessions, parked] = await Promise.all([
     pool.query<CheckpointRow>(sql.selectCheckpoints),
     pool.query<{ lock_key: number; pid: number; application_name: string }>(sql.lockHolders),
     pool.query<{ pid: number; application_name: string }>(sql.workerSessions),
+    pool.query<ParkedRow & { parked: number }>(parkedSql.parkedSummary, [latestParkedShown]),
   ]);
   return Promise.all(
     projections.map(async (projection): Promise<ProjectionStatus> => {
@@ -84,6 +119,7 @@ export async function projectionStatus(pool: Pool, store: EventStore, now = Date
           .filter((s) => sql.parseSessionName(s.application_name).projection === projection.name && s.pid !== holder?.pid)
           .map((s) => ({ worker: workerOf(s.application_name), sessionPid: s.pid })),
         rebuild: rebuildOf(row),
+        parked: parkedOf(parked.rows.filter((p) => p.projection === projection.name)),
       };
     }),
   );

@@ -1,6 +1,6 @@
 import { eventTypes, type RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
-import { insertRows, onceByEventId } from './rows-sql.js';
+import { insertRows, onceByEventId, writeRows } from './rows-sql.js';
 
 const insertTrackIndex = insertRows(
   'track_index',
@@ -28,6 +28,6 @@ export const trackIndexProjection: Projection = {
       global_position: event.globalPosition,
       recorded_at: event.recordedAt,
     }));
-    if (rows.length) await db.query(insertTrackIndex, [JSON.stringify(rows)]);
+    await writeRows(db, insertTrackIndex, rows);
   },
 };

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { Db, Projection } from './projection.js';
-import { eventRowColumns, insertRows, onceByEventId } from './rows-sql.js';
+import { eventRowColumns, insertRows, onceByEventId, writeRows } from './rows-sql.js';
 
 /** Data of an EventTracked event (docs/events.md). */
 interface EventTracked {
@@ -38,6 +38,6 @@ export const userEventsProjection: Projection = {
         global_position: event.globalPosition,
       };
     });
-    if (rows.length) await db.query(insertUserEvents, [JSON.stringify(rows)]);
+    await writeRows(db, insertUserEvents, rows);
   },
 };

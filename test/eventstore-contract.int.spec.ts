@@ -203,6 +203,32 @@ function contract(kind: StoreKind): void {
       expect(two.events.map((e) => e.id)).to.deep.equal(written.map((e) => e.id));
     });
 
+    it('catch-up: a page takes events while the data of those before stays under maxBytes, and at least one', async () => {
+      const start = await head(store);
+      const stream = `user-${randomUUID()}`;
+      const written = Array.from({ length: 5 }, () => ({ ...event(stream), data: { blob: 'x'.repeat(100_000) } }));
+      for (const e of written) await store.append([e]);
+      /** The first page after `checkpoint` that has events (a subscription may deliver them a little later). */
+      const pageAfter = async (checkpoint: string | null, maxBytes: number): Promise<{ ids: string[]; bytes: number; checkpoint: string | null }> => {
+        for (let i = 0; ; i += 1) {
+          const page = await store.readAll(checkpoint, 100, { maxBytes });
+          const ids = page.events.filter((e) => e.stream === stream).map((e) => e.id);
+          if (ids.length || i > 100) return { ids, bytes: page.bytes, checkpoint: page.checkpoint };
+          checkpoint = page.checkpoint;
+          await sleep(20);
+        }
+      };
+      const ids = written.map((e) => e.id);
+      const first = await pageAfter(start, 250_000);
+      expect(first.ids).to.deep.equal(ids.slice(0, 3));
+      expect(first.bytes).to.be.within(300_000, 300_100);
+      const second = await pageAfter(first.checkpoint, 250_000);
+      expect(second.ids).to.deep.equal(ids.slice(3));
+      // A single event larger than the bound still comes: a reader always moves on.
+      const one = await pageAfter(start, 1);
+      expect(one.ids).to.deep.equal(ids.slice(0, 1));
+    });
+
     it('counts the backlog after a checkpoint', async () => {
       const start = await head(store);
       const stream = `user-${randomUUID()}`;

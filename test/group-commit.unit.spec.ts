@@ -69,4 +69,27 @@ describe('group commit (unit)', () => {
     expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
     await committer.drain();
   });
+
+  it('bounds a batch in bytes as well as in units, and always takes a first unit however large', async () => {
+    const batches: string[][] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const committer = new GroupCommitter<string, number>({
+      maxBatchSize: 100,
+      maxConcurrentFlushes: 1,
+      sizeOf: () => 1,
+      bytesOf: (unit) => unit.length,
+      maxBatchBytes: 10,
+      flush: async (units) => {
+        batches.push(units);
+        await gate;
+        return units.map((u) => ({ status: 'fulfilled' as const, value: u.length }));
+      },
+    });
+    const units = ['a', 'bbbbbbbbbbbbbbbbbbbb', 'cccc', 'dddd', 'eeee', 'f'];
+    const results = units.map((u) => committer.submit(u));
+    release();
+    expect(await Promise.all(results)).to.deep.equal([1, 20, 4, 4, 4, 1]);
+    expect(batches).to.deep.equal([['a'], ['bbbbbbbbbbbbbbbbbbbb'], ['cccc', 'dddd'], ['eeee', 'f']]);
+  });
 });

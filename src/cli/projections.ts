@@ -1,6 +1,8 @@
 import cliProgress from 'cli-progress';
 import { projectionNamed, projections } from '../../projections/index.js';
+import type { Projection } from '../../projections/projection.js';
 import { rebuildProjection } from '../../projections/rebuild.js';
+import { retryParked } from '../../projections/retry.js';
 import { SharedCatchUp } from '../../projections/shared-read.js';
 import { projectionStatus, type ProjectionStatus } from '../../projections/status.js';
 import { CliError, withContext } from './context.js';
@@ -17,6 +19,13 @@ function describeStatus(s: ProjectionStatus): string {
   if (r?.state === 'requested') lines.push(`  rebuild requested at ${r.requestedAt}, waiting for the active worker`);
   if (r?.state === 'running') lines.push(`  rebuilding since ${r.startedAt}: ${s.eventsApplied} of ${r.target ?? '?'} events replayed`);
   if (r?.state === 'finished') lines.push(`  last rebuilt ${r.startedAt} to ${r.finishedAt} (${r.target ?? '?'} events at its start)`);
+  if (s.parked.events) {
+    lines.push(`  parked: ${s.parked.events} event${s.parked.events === 1 ? '' : 's'} it could not apply (tracking projections retry ${s.projection}); latest:`);
+    for (const p of s.parked.latest) {
+      const account = p.accountId ? `, account ${p.accountId}` : '';
+      lines.push(`    ${p.eventType} ${p.eventId} at ${p.globalPosition}${account}, parked ${p.parkedAt}, ${p.attempts} attempt(s): ${p.sqlstate ? `[${p.sqlstate}] ` : ''}${p.error}`);
+    }
+  }
   return lines.join('\n');
 }
 
@@ -26,11 +35,7 @@ async function status(json: boolean): Promise<void> {
 }
 
 async function rebuild(name: string | undefined, json: boolean): Promise<void> {
-  const names = name === 'all' ? projections.map((p) => p.name) : name ? [name] : [];
-  const selected = names.map((n) => projectionNamed(n));
-  if (selected.length === 0 || selected.some((p) => !p)) {
-    throw new CliError(`usage: tracking projections rebuild <${projections.map((p) => p.name).join('|')}|all>`, 2);
-  }
+  const selected = selectedProjections('rebuild', name);
   await withContext(async ({ pool, store, log }) => {
     // All at once: runners here then share their reads of the store. One alone reads only the
     // events of its types (and, for the track index, no payloads), which a shared read cannot.
@@ -41,10 +46,9 @@ async function rebuild(name: string | undefined, json: boolean): Promise<void> {
           { format: '{name} [{bar}] {percentage}% | {value}/{total} events | {duration}s', hideCursor: true },
           cliProgress.Presets.shades_classic,
         );
-    const width = Math.max(...selected.map((p) => p?.name.length ?? 0));
+    const width = Math.max(...selected.map((p) => p.name.length));
     const results = await Promise.all(
       selected.map(async (projection) => {
-        if (!projection) return null;
         let bar: cliProgress.SingleBar | null = null;
         const result = await rebuildProjection(pool, store, projection, {
           log,
@@ -61,7 +65,6 @@ async function rebuild(name: string | undefined, json: boolean): Promise<void> {
     );
     bars?.stop();
     for (const result of results) {
-      if (!result) continue;
       if (json) console.log(JSON.stringify(result));
       else {
         const by = result.ranHere ? 'in this process' : 'by the active worker';
@@ -71,9 +74,30 @@ async function rebuild(name: string | undefined, json: boolean): Promise<void> {
   });
 }
 
+function selectedProjections(action: string, name: string | undefined): Projection[] {
+  const names = name === 'all' ? projections.map((p) => p.name) : name ? [name] : [];
+  const selected = names.map((n) => projectionNamed(n));
+  if (selected.length === 0 || selected.some((p) => !p)) {
+    throw new CliError(`usage: tracking projections ${action} <${projections.map((p) => p.name).join('|')}|all>`, 2);
+  }
+  return selected.filter((p) => p !== undefined);
+}
+
+async function retry(name: string | undefined, json: boolean): Promise<void> {
+  const selected = selectedProjections('retry', name);
+  await withContext(async ({ pool, store, log }) => {
+    for (const projection of selected) {
+      const result = await retryParked(pool, store, projection, log);
+      if (json) console.log(JSON.stringify(result));
+      else console.log(`${result.projection}: ${result.retried} parked events retried, ${result.applied} applied, ${result.stillParked} still parked`);
+    }
+  });
+}
+
 export async function projectionsCommand(args: string[], json: boolean): Promise<void> {
   const [action, name] = args;
   if (action === 'status') return status(json);
   if (action === 'rebuild') return rebuild(name, json);
-  throw new CliError('usage: tracking projections status | rebuild <name|all>', 2);
+  if (action === 'retry') return retry(name, json);
+  throw new CliError('usage: tracking projections status | rebuild <name|all> | retry <name|all>', 2);
 }

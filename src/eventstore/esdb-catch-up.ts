@@ -12,6 +12,8 @@ const maxBackoffMs = 5_000;
 
 export interface FeedPage {
   events: RecordedEvent[];
+  /** Bytes of the events' data as JSON text. */
+  bytes: number;
   /** After the last event handed out; the feed's cursor. */
   checkpoint: string | null;
 }
@@ -20,10 +22,12 @@ export interface FeedPage {
  * A catch-up subscription to `$all`, filtered on the server to the service's event types, read in
  * pages. It resumes after its cursor (the position of the last event handed out); when its
  * connection drops it subscribes again from there, waiting longer after each failure in a row. The
- * events received but not yet handed out are bounded: the subscription pauses when they pile up.
+ * events received but not yet handed out are bounded in number and in bytes: the subscription
+ * pauses when they pile up.
  */
 export class CatchUpFeed {
-  private queue: { event: RecordedEvent; position: Position }[] = [];
+  private queue: { event: RecordedEvent; position: Position; bytes: number }[] = [];
+  private queuedBytes = 0;
   private subscription: AllStreamSubscription | null = null;
   private caughtUp = false;
   private failures = 0;
@@ -40,6 +44,8 @@ export class CatchUpFeed {
     private readonly log: Logger,
     /** Events kept at most before the subscription is paused. */
     private readonly highWater: number,
+    /** Bytes of data kept at most before the subscription is paused (one event more may come). */
+    private readonly highWaterBytes: number,
   ) {
     this.subscribe();
   }
@@ -54,20 +60,33 @@ export class CatchUpFeed {
     return this.reading;
   }
 
-  /** Up to `limit` events after the cursor; waits briefly when fewer are at hand. */
-  async read(limit: number): Promise<FeedPage> {
+  /**
+   * Up to `limit` events after the cursor, taken while the data of those before stays under
+   * `maxBytes`; waits briefly when less is at hand.
+   */
+  async read(limit: number, maxBytes: number): Promise<FeedPage> {
     this.lastUsed = Date.now();
     this.reading = true;
     try {
-      if (this.queue.length < limit && !this.caughtUp) await this.waitForEvents(limit, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
+      const full = (): boolean => this.queue.length >= limit || this.queuedBytes >= maxBytes;
+      if (!full() && !this.caughtUp) await this.waitForEvents(full, this.queue.length === 0 ? firstEventWaitMs : fillWaitMs);
     } finally {
       this.reading = false;
     }
-    const taken = this.queue.splice(0, limit);
+    let count = 0;
+    let bytes = 0;
+    for (const item of this.queue) {
+      // As on PostgreSQL: events are taken while those before stay under maxBytes.
+      if (count >= limit || (count > 0 && bytes >= maxBytes)) break;
+      count += 1;
+      bytes += item.bytes;
+    }
+    const taken = this.queue.splice(0, count);
+    this.queuedBytes -= bytes;
     const last = taken.at(-1);
     if (last) this.cursor = encodePosition(last.position);
-    if (this.subscription?.isPaused() && this.queue.length < this.highWater / 2) this.subscription.resume();
-    return { events: taken.map((item) => item.event), checkpoint: this.cursor };
+    if (this.subscription?.isPaused() && this.queue.length < this.highWater / 2 && this.queuedBytes < this.highWaterBytes / 2) this.subscription.resume();
+    return { events: taken.map((item) => item.event), checkpoint: this.cursor, bytes };
   }
 
   async close(): Promise<void> {
@@ -79,7 +98,7 @@ export class CatchUpFeed {
     await subscription?.unsubscribe().catch(() => undefined);
   }
 
-  private waitForEvents(count: number, ms: number): Promise<void> {
+  private waitForEvents(full: () => boolean, ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -88,7 +107,7 @@ export class CatchUpFeed {
       };
       const timer = setTimeout(done, ms);
       this.arrival = () => {
-        if (this.queue.length >= count || this.caughtUp || this.closed) done();
+        if (full() || this.caughtUp || this.closed) done();
       };
     });
   }
@@ -96,6 +115,7 @@ export class CatchUpFeed {
   private subscribe(): void {
     if (this.closed) return;
     this.queue = [];
+    this.queuedBytes = 0;
     this.caughtUp = false;
     const subscription = this.client.subscribeToAll({
       fromPosition: this.cursor === null ? START : decodePosition(this.cursor),
@@ -109,9 +129,13 @@ export class CatchUpFeed {
         this.dropped(new Error(`event ${event.id} of $all came without its position`));
         return;
       }
-      this.queue.push({ event: toRecorded(event), position: event.position });
+      const recorded = toRecorded(event);
+      // The client hands the data parsed: its JSON length is measured again.
+      const bytes = JSON.stringify(recorded.data).length;
+      this.queue.push({ event: recorded, position: event.position, bytes });
+      this.queuedBytes += bytes;
       this.failures = 0;
-      if (this.queue.length >= this.highWater) subscription.pause();
+      if (this.queue.length >= this.highWater || this.queuedBytes >= this.highWaterBytes) subscription.pause();
       this.arrival?.();
     });
     subscription.on('caughtUp', () => {
@@ -135,6 +159,7 @@ export class CatchUpFeed {
     void this.subscription?.unsubscribe().catch(() => undefined);
     this.subscription = null;
     this.queue = [];
+    this.queuedBytes = 0;
     this.caughtUp = false;
     const delay = Math.min(maxBackoffMs, minBackoffMs * 2 ** this.failures);
     this.failures += 1;

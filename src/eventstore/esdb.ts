@@ -14,7 +14,7 @@ import { storeUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CatchUpFeed } from './esdb-catch-up.js';
 import { decodePosition, toRecorded } from './esdb-positions.js';
-import { eventTypes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent } from './port.js';
+import { defaultPageBytes, eventTypes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
@@ -102,9 +102,9 @@ export class EsdbEventStore implements EventStore {
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
-    const page = await this.feedAt(checkpoint).read(limit);
+    const page = await this.feedAt(checkpoint).read(limit, filter.maxBytes ?? defaultPageBytes);
     const types = filter.types;
-    return { checkpoint: page.checkpoint, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
+    return { checkpoint: page.checkpoint, bytes: page.bytes, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
   }
 
   /** An idle open feed whose cursor is at `checkpoint`, or a new one subscribed from there. */
@@ -118,7 +118,8 @@ export class EsdbEventStore implements EventStore {
       const oldest = [...this.feeds].sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (oldest) this.closeFeed(oldest);
     }
-    const feed = new CatchUpFeed(this.client, checkpoint, this.options.log, 20_000);
+    // A page's worth of data received ahead, at most (a process may have a feed per projection).
+    const feed = new CatchUpFeed(this.client, checkpoint, this.options.log, 20_000, defaultPageBytes);
     this.feeds.add(feed);
     return feed;
   }

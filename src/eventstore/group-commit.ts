@@ -12,6 +12,9 @@ export interface GroupCommitOptions<Unit, Result> {
   /** Size of a unit, counted against maxBatchSize (for example its number of events). */
   sizeOf(unit: Unit): number;
   maxBatchSize: number;
+  /** Bytes of a unit, counted against maxBatchBytes; a batch always takes its first unit. */
+  bytesOf?(unit: Unit): number;
+  maxBatchBytes?: number;
   /** How many flushes may run at once (each uses its own connection). */
   maxConcurrentFlushes: number;
 }
@@ -50,12 +53,16 @@ export class GroupCommitter<Unit, Result> {
   }
 
   private takeBatch(): Pending<Unit, Result>[] {
+    const { sizeOf, bytesOf, maxBatchSize, maxBatchBytes = Infinity } = this.options;
     let size = 0;
+    let bytes = 0;
     let count = 0;
     for (const pending of this.queue) {
-      const unitSize = this.options.sizeOf(pending.unit);
-      if (count > 0 && size + unitSize > this.options.maxBatchSize) break;
+      const unitSize = sizeOf(pending.unit);
+      const unitBytes = bytesOf?.(pending.unit) ?? 0;
+      if (count > 0 && (size + unitSize > maxBatchSize || bytes + unitBytes > maxBatchBytes)) break;
       size += unitSize;
+      bytes += unitBytes;
       count += 1;
     }
     return this.queue.splice(0, count);

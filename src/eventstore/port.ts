@@ -51,13 +51,24 @@ export interface ReadAllResult {
    * left out; unchanged when nothing new was read.
    */
   checkpoint: string | null;
+  /** Bytes of the events' data as JSON text: what the page weighs, roughly, once parsed. */
+  bytes: number;
 }
+
+/**
+ * Bytes of event data a catch-up page holds at most (besides its first event, which always comes:
+ * a page makes progress however large one event is). Pages, buffers and projection batches are
+ * bounded by it as well as by a number of events, so that large events cannot exhaust the heap.
+ */
+export const defaultPageBytes = 4 * 1024 * 1024;
 
 export interface ReadFilter {
   /** Only events of these types are returned; the checkpoint still moves past the others. */
   types?: readonly EventType[];
   /** false: events come without `data` (an empty object), for readers that need only where and what. */
   data?: boolean;
+  /** Bytes of data (JSON text) the page holds at most, past its first event; default defaultPageBytes. */
+  maxBytes?: number;
 }
 
 /** How far a reader at some checkpoint is behind the head of the store. */
@@ -82,8 +93,8 @@ export interface EventStore {
   readonly mayRepeatEventIds?: boolean;
   append(events: NewEvent[]): Promise<AppendedEvent[]>;
   /**
-   * Up to `limit` events after `checkpoint` (null: from the start), in an order that never skips a
-   * late commit: the catch-up read of projections.
+   * Up to `limit` events after `checkpoint` (null: from the start), and up to `filter.maxBytes` of
+   * data, in an order that never skips a late commit: the catch-up read of projections.
    */
   readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult>;
   backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog>;

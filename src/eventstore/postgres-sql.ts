@@ -2,8 +2,15 @@
 
 import type { NewEvent } from './port.js';
 
-/** The append of a batch (see append_events in the migrations); `dedupe` skips ids already stored. */
-export function appendEvents(events: NewEvent[], dedupe: boolean): { text: string; values: unknown[] } {
+/**
+ * The append of a batch (see append_events in the migrations); `dedupe` skips ids already stored.
+ * `datas`: the JSON of each event's data, when made already (to measure the batch).
+ */
+export function appendEvents(
+  events: NewEvent[],
+  dedupe: boolean,
+  datas: string[] = events.map((e) => JSON.stringify(e.data)),
+): { text: string; values: unknown[] } {
   const fn = dedupe ? 'append_events_dedupe' : 'append_events';
   return {
     text: `SELECT * FROM ${fn}($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)`,
@@ -11,7 +18,7 @@ export function appendEvents(events: NewEvent[], dedupe: boolean): { text: strin
       events.map((e) => e.id),
       events.map((e) => e.stream),
       events.map((e) => e.type),
-      JSON.stringify(events.map((e) => e.data)),
+      `[${datas.join(',')}]`,
       JSON.stringify(events.map((e) => e.metadata)),
     ],
   };
@@ -30,16 +37,29 @@ const filteredColumns = `global_position, stream_name, stream_position, event_id
   CASE WHEN $4::text[] IS NULL OR event_type = ANY($4) THEN metadata END AS metadata,
   recorded_at, transaction_id::text AS transaction_id`;
 
+/** Bytes of data a row sends: none when its data is left out. */
+const sentBytes = `CASE WHEN ($4::text[] IS NULL OR event_type = ANY($4)) AND $5 THEN data_bytes ELSE 0 END`;
+
 /**
  * Catch-up read. Rows are ordered by writing transaction, then position, and only rows of
  * transactions older than every transaction still running are returned: a transaction that
  * commits late can therefore never be passed over by a cursor that has moved on.
+ *
+ * At most $3 rows, and only as long as the data of the rows before stays under $6 bytes (the first
+ * row always comes). The sizes are stored with each event (data_bytes), so rows left out cost no
+ * detoasting; the window runs along the index scan and stops with the LIMIT.
  */
-export const readAllAfter = `SELECT ${filteredColumns} FROM events
-  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-  ORDER BY events.transaction_id, events.global_position
-  LIMIT $3`;
+export const readAllAfter = `SELECT * FROM (
+    SELECT ${filteredColumns}, ${sentBytes} AS bytes,
+      coalesce(sum(${sentBytes}) OVER (ORDER BY events.transaction_id, events.global_position
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
+    FROM events
+    WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+      AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+    ORDER BY events.transaction_id, events.global_position
+    LIMIT $3) page
+  WHERE bytes_before < $6
+  ORDER BY transaction_id::xid8, global_position`;
 
 /** Events after a checkpoint, committed or about to be visible: what a reader there has still to read. */
 export const backlogAfter = `SELECT count(*) AS events, min(recorded_at) AS oldest FROM events

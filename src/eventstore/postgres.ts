@@ -2,11 +2,13 @@ import type { Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { storeUnavailable } from '../errors.js';
 import { GroupCommitter } from './group-commit.js';
-import type { AppendedEvent, Backlog, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent, EventType, EventMetadata } from './port.js';
+import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, type EventType, type EventMetadata } from './port.js';
 import * as sql from './postgres-sql.js';
 
 export interface PostgresEventStoreOptions {
   maxBatchEvents?: number;
+  /** Bytes of event data (JSON) one append transaction carries at most, besides its first unit. */
+  maxBatchBytes?: number;
   maxConcurrentFlushes?: number;
   /** Called with the number of events of each committed batch. */
   onBatch?: (events: number) => void;
@@ -65,8 +67,18 @@ const isRetryable = (error: unknown): boolean => errorCode(error) === '40P01' ||
 const isDuplicateId = (error: unknown): boolean =>
   errorCode(error) === '23505' && (error as { constraint?: unknown }).constraint === 'events_event_id_key';
 
+/** The events of one append, with the JSON of their data (measured, and sent as it is). */
+interface AppendUnit {
+  events: NewEvent[];
+  datas: string[];
+  bytes: number;
+}
+
+/** A group-commit batch of many large events would hold them all in one transaction and one string. */
+const defaultMaxBatchBytes = 8 * 1024 * 1024;
+
 export class PostgresEventStore implements EventStore {
-  private readonly committer: GroupCommitter<NewEvent[], AppendedEvent[]>;
+  private readonly committer: GroupCommitter<AppendUnit, AppendedEvent[]>;
 
   constructor(
     private readonly pool: Pool,
@@ -74,19 +86,22 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.committer = new GroupCommitter({
       flush: (units) => this.flushUnits(units),
-      sizeOf: (unit) => unit.length,
+      sizeOf: (unit) => unit.events.length,
       maxBatchSize: options.maxBatchEvents ?? 1000,
+      bytesOf: (unit) => unit.bytes,
+      maxBatchBytes: options.maxBatchBytes ?? defaultMaxBatchBytes,
       maxConcurrentFlushes: options.maxConcurrentFlushes ?? 2,
     });
   }
 
   append(events: NewEvent[]): Promise<AppendedEvent[]> {
     if (events.length === 0) return Promise.resolve([]);
-    return this.committer.submit(events);
+    const datas = events.map((e) => JSON.stringify(e.data));
+    return this.committer.submit({ events, datas, bytes: datas.reduce((sum, json) => sum + json.length, 0) });
   }
 
   /** One transaction for the whole batch; if it fails for a reason of its own, each unit alone. */
-  private async flushUnits(units: NewEvent[][]): Promise<PromiseSettledResult<AppendedEvent[]>[]> {
+  private async flushUnits(units: AppendUnit[]): Promise<PromiseSettledResult<AppendedEvent[]>[]> {
     try {
       const results = await this.writeWithRetry(units);
       return results.map((value) => ({ status: 'fulfilled', value }));
@@ -109,7 +124,7 @@ export class PostgresEventStore implements EventStore {
    * Fresh ids (the usual case) are appended without looking for stored copies; a duplicate id shows
    * as a unique violation, and the batch is then appended again, skipping stored ids.
    */
-  private async writeWithRetry(units: NewEvent[][]): Promise<AppendedEvent[][]> {
+  private async writeWithRetry(units: AppendUnit[]): Promise<AppendedEvent[][]> {
     let dedupe = false;
     for (let attempt = 0; ; attempt += 1) {
       try {
@@ -123,14 +138,14 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  private async write(units: NewEvent[][], dedupe: boolean): Promise<AppendedEvent[][]> {
-    const events = units.flat();
-    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe));
+  private async write(units: AppendUnit[], dedupe: boolean): Promise<AppendedEvent[][]> {
+    const events = units.flatMap((unit) => unit.events);
+    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe, units.flatMap((unit) => unit.datas)));
     this.options.onBatch?.(events.length);
     const byId = new Map(rows.map((row) => [row.out_event_id, row]));
     const seen = new Set<string>();
     return units.map((unit) =>
-      unit.map((event) => {
+      unit.events.map((event) => {
         const row = byId.get(event.id);
         if (!row) throw new Error(`event ${event.id} missing from the append result`);
         const repeated = seen.has(event.id);
@@ -152,17 +167,19 @@ export class PostgresEventStore implements EventStore {
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
-    const { rows } = await this.pool.query<EventRow & { wanted: boolean }>(sql.readAllAfter, [
+    const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number }>(sql.readAllAfter, [
       transactionId,
       globalPosition,
       limit,
       filter.types ?? null,
       filter.data !== false,
+      filter.maxBytes ?? defaultPageBytes,
     ]);
     const last = rows.at(-1);
     return {
       events: rows.filter((row) => row.wanted).map((row) => toRecorded(row.data === null ? { ...row, data: {} } : row)),
       checkpoint: last ? encodeCheckpoint(last.transaction_id, last.global_position) : checkpoint,
+      bytes: rows.reduce((sum, row) => sum + row.bytes, 0),
     };
   }
 

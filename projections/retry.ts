@@ -1,0 +1,69 @@
+import type { Pool } from '../src/db/pool.js';
+import type { EventStore } from '../src/eventstore/port.js';
+import type { Logger } from '../src/logger.js';
+import { isDataError, messageOf, sqlstateOf } from './apply-errors.js';
+import * as checkpointSql from './checkpoints-sql.js';
+import type { CheckpointRow } from './checkpoints-sql.js';
+import * as sql from './parked-sql.js';
+import type { ParkedRow } from './parked-sql.js';
+import type { Projection } from './projection.js';
+
+export interface RetryResult {
+  projection: string;
+  /** Parked events tried again. */
+  retried: number;
+  /** Of those, the ones that applied now and are no longer parked. */
+  applied: number;
+  /** Still parked: they failed again (error and attempts updated). */
+  stillParked: number;
+}
+
+/**
+ * Applies the parked events of a projection again, in the order they were parked, each on top of
+ * the rows as they are now (not where it stood in the store: later events were applied without
+ * it). Those that apply are unparked; the others stay, with the new error. One transaction, holding
+ * the projection's checkpoint row: the active worker's batches wait for it, and it for them.
+ */
+export async function retryParked(pool: Pool, store: EventStore, projection: Projection, log: Logger): Promise<RetryResult> {
+  const name = projection.name;
+  const client = await pool.connect();
+  const result: RetryResult = { projection: name, retried: 0, applied: 0, stillParked: 0 };
+  try {
+    await client.query('BEGIN');
+    const checkpoint = (await client.query<CheckpointRow>(sql.lockCheckpoint, [name])).rows[0];
+    if (checkpoint?.rebuild_requested_at || (checkpoint?.rebuild_started_at && !checkpoint.rebuild_finished_at)) {
+      throw new Error(`a rebuild of ${name} is under way: it parks again what it cannot apply; retry once it has finished`);
+    }
+    const parked = (await client.query<ParkedRow>(sql.selectParked, [name])).rows;
+    for (const row of parked) {
+      result.retried += 1;
+      const [event] = await store.readStream(row.stream_name, row.stream_position, 1);
+      if (!event || event.id.toLowerCase() !== row.event_id.toLowerCase()) {
+        await client.query(sql.failedAgain, [name, row.event_id, 'the event is no longer in the event store at its position', null]);
+        result.stillParked += 1;
+        continue;
+      }
+      await client.query('SAVEPOINT retry');
+      try {
+        await projection.apply(client, [event]);
+        await client.query('RELEASE SAVEPOINT retry');
+        await client.query(sql.unpark, [name, row.event_id]);
+        result.applied += 1;
+      } catch (error) {
+        if (!isDataError(error)) throw error;
+        await client.query('ROLLBACK TO SAVEPOINT retry');
+        await client.query(sql.failedAgain, [name, row.event_id, messageOf(error).slice(0, 2_000), sqlstateOf(error)]);
+        log.warn({ projection: name, eventId: row.event_id, err: error }, 'parked event failed again');
+        result.stillParked += 1;
+      }
+    }
+    if (result.applied) await client.query(checkpointSql.addToApplied, [name, result.applied]);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

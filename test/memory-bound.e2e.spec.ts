@@ -1,0 +1,155 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import pg from 'pg';
+import { projectRoot } from '../src/paths.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+
+const adminToken = 'memory-test-admin';
+/** Too small for the flood's backlog read as one page of events (144 MB), whatever their size, as it once was. */
+const heapMiB = 128;
+const clients = 4;
+const itemsPerClient = 36;
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => done(port));
+    });
+  });
+}
+
+/** The value of an unlabelled sample of a Prometheus text page. */
+function sample(page: string, name: string): number {
+  const line = page.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('memory under a flood of maximum-size items (e2e)', function () {
+  this.timeout(120_000);
+  let database: TestDatabase;
+  let child: ChildProcess | null = null;
+  let output = '';
+
+  beforeEach(async () => {
+    database = await freshDatabase();
+  });
+  afterEach(async () => {
+    const running = child;
+    child = null;
+    if (running && running.exitCode === null) {
+      const exited = new Promise((r) => running.once('exit', r));
+      running.kill('SIGTERM');
+      // A process stuck at its heap limit may not get to its signal handler.
+      const killer = setTimeout(() => running.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    }
+    await database.drop();
+  });
+
+  it(`keeps the service within a ${heapMiB} MiB heap while a backlog of 1 MB events is projected, and every accepted item reaches the read models`, async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const started = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, resolve(projectRoot, 'dist/src/main.js')], {
+      env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child = started;
+    started.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000)));
+    for (let i = 0; ; i += 1) {
+      if (started.exitCode !== null) throw new Error(`service exited with ${started.exitCode}: ${output}`);
+      if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
+      if (i > 300) throw new Error('service did not become healthy');
+      await sleep(100);
+    }
+    const created = await fetch(`${base}/admin/v1/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'flood' }),
+    });
+    const account = (await created.json()) as { licenseCode: string; accessToken: string };
+
+    let peakRss = 0;
+    let peakHeap = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling && started.exitCode === null) {
+        const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+        peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') || 0);
+        peakHeap = Math.max(peakHeap, sample(page, 'nodejs_heap_size_used_bytes') || 0);
+        await sleep(100);
+      }
+    })();
+
+    // A transaction left open holds every later event back from the catch-up read: the projections
+    // then meet the whole flood as one backlog, as after a restart or a stalled worker.
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_current_xact_id()');
+
+    const floodStart = Date.now();
+    const statuses = new Map<number, number>();
+    const blob = 'x'.repeat(1_000_000);
+    await Promise.all(
+      Array.from({ length: clients }, async (_, c) => {
+        for (let i = 0; i < itemsPerClient; i += 1) {
+          const body = JSON.stringify({ userId: `u${c}`, eventName: 'flood', eventData: { blob, i } });
+          const status = await fetch(`${base}/v1/accounts/${account.licenseCode}/events`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json' },
+            body,
+          }).then(
+            async (r) => {
+              await r.arrayBuffer();
+              return r.status;
+            },
+            () => 0,
+          );
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      }),
+    );
+    const floodSeconds = (Date.now() - floodStart) / 1000;
+    const floodPeak = { rss: peakRss, heap: peakHeap };
+    peakHeap = 0;
+    peakRss = 0;
+    const catchUpStart = Date.now();
+    await holder.query('COMMIT');
+    await holder.end();
+
+    const accepted = statuses.get(200) ?? 0;
+    // 503 and 429 are honest answers under load; nothing else, and no dropped connection (0).
+    expect([...statuses.keys()].filter((s) => ![200, 429, 503].includes(s)), JSON.stringify([...statuses])).to.deep.equal([]);
+    expect(accepted).to.be.greaterThan(clients * itemsPerClient * 0.9);
+
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      let projected = -1;
+      for (let i = 0; i < 600 && projected !== accepted && started.exitCode === null; i += 1) {
+        projected = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM user_events WHERE event_name = 'flood'")).rows[0]?.n ?? 0;
+        if (projected !== accepted) await sleep(100);
+      }
+      const catchUpSeconds = (Date.now() - catchUpStart) / 1000;
+      sampling = false;
+      await sampler;
+      const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
+      console.log(
+        `      ${accepted} items of 1 MB accepted in ${floodSeconds.toFixed(1)} s (peak RSS ${mib(floodPeak.rss)} MiB, heap used ${mib(floodPeak.heap)} MiB); ` +
+          `projected in ${catchUpSeconds.toFixed(1)} s (peak RSS ${mib(peakRss)} MiB, heap used ${mib(peakHeap)} MiB)`,
+      );
+      expect(started.exitCode, output).to.equal(null);
+      expect(projected).to.equal(accepted);
+    } finally {
+      await client.end();
+    }
+  });
+});
