@@ -34,6 +34,8 @@ export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
 const lagEveryMs = 2_000;
 const minRetryMs = 100;
 const maxRetryMs = 5_000;
+/** While failures go on, how often a warning counts them. */
+const failureWarningEveryMs = 60_000;
 
 
 const lagWhileBusyMs = 15_000;
@@ -56,6 +58,7 @@ export class ProjectionRunner {
   private lastLagAt = 0;
   private everActive = false;
   private failuresInRow = 0;
+  private lastFailureWarning = 0;
 
   constructor(
     readonly projection: Projection,
@@ -117,7 +120,7 @@ export class ProjectionRunner {
         if ((await this.follow(client)) === 'caught-up') break;
       } catch (error) {
         failed = true;
-        if (!this.stopped) this.log.warn({ err: error, retryInMs: this.retryDelay() }, 'projection worker interrupted; starting again');
+        if (!this.stopped) this.reportFailure(error);
       } finally {
         // Closing the connection (not returning it to the pool) releases the lock with certainty.
         client?.release(true);
@@ -130,6 +133,32 @@ export class ProjectionRunner {
       }
     }
     this.setState('stopped');
+  }
+
+  /**
+   * The first failure of a run is a warning with its cause; the attempts after it are debug lines,
+   * with a warning that counts them once a minute: a database away for an hour is not a stack trace
+   * per attempt.
+   */
+  private reportFailure(error: unknown): void {
+    const now = Date.now();
+    const retryInMs = this.retryDelay();
+    if (this.failuresInRow === 0) {
+      this.lastFailureWarning = now;
+      this.log.warn({ err: error, retryInMs }, 'projection worker interrupted; starting again');
+    } else if (now - this.lastFailureWarning >= failureWarningEveryMs) {
+      this.lastFailureWarning = now;
+      const reason = error instanceof Error ? error.message : String(error);
+      this.log.warn({ attempts: this.failuresInRow + 1, reason, retryInMs }, 'projection worker still interrupted');
+    } else {
+      this.log.debug({ err: error, retryInMs }, 'projection worker still interrupted');
+    }
+  }
+
+  /** A batch read or applied: a run of failures, if any, is over. */
+  private recovered(): void {
+    if (this.failuresInRow > 0) this.log.info({ attempts: this.failuresInRow }, 'projection worker running again');
+    this.failuresInRow = 0;
   }
 
   /** 100 ms after a first failure, doubling up to 5 s while the failures go on. */
@@ -193,7 +222,7 @@ export class ProjectionRunner {
           this.log.info({ events: state.events_applied }, 'rebuild finished');
         }
         if (this.options.untilCaughtUp) return 'caught-up';
-        this.failuresInRow = 0;
+        this.recovered();
         await this.sleep(this.options.pollMs ?? 100, true);
         // Also notices a rebuild asked for meanwhile.
         state = await this.load(client);
@@ -206,7 +235,7 @@ export class ProjectionRunner {
         continue;
       }
       state = outcome.state;
-      this.failuresInRow = 0;
+      this.recovered();
       this.options.metrics?.projectionEventsApplied.inc({ projection: name }, outcome.applied);
       if (outcome.parked) {
         this.options.metrics?.projectionEventsParked.inc({ projection: name }, outcome.parked);
