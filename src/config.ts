@@ -14,6 +14,8 @@ export interface Config {
   workerPort: number | null;
   /** A request whose headers and body have not all arrived within this many seconds gets 408. */
   requestTimeoutSeconds: number;
+  /** Bytes of ingest request bodies a process holds at once; past them requests get 503 (0: no limit). */
+  inflightBodyBytes: number;
   adminToken: string | undefined;
   /** Requests per minute per account on productsevents, shared by every process. */
   productEventsPerMinute: number;
@@ -47,6 +49,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || undefined,
     workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
+    inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 64 * 1024 * 1024),
     adminToken: env.ADMIN_TOKEN || undefined,
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),

@@ -48,6 +48,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly bodyBytesInFlight = new Gauge({
+    name: `${metricPrefix}http_body_bytes_in_flight`,
+    help: 'Bytes of request bodies reserved by requests being served (INFLIGHT_BODY_BYTES is the most)',
+    registers: [this.registry],
+  });
+
   readonly storeUnavailable = new Counter({
     name: `${metricPrefix}store_unavailable_total`,
     help: 'Requests answered 503 because the event store or the database could not be reached',

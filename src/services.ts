@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import { createEventStore } from './eventstore/index.js';
 import type { EventStore } from './eventstore/port.js';
+import { BodyBudget } from './http/body-budget.js';
 import { IngestRateLimits } from './http/rate-limit.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
 import { IdentityMap } from './ingest/identity-map.js';
@@ -25,6 +26,8 @@ export interface Services {
   idempotency: IdempotencyKeys;
   accounts: AccountDirectory;
   rateLimits: IngestRateLimits;
+  /** Bytes of request bodies held at once. */
+  bodies: BodyBudget;
   /** Emits 'appended' after each committed append batch, so that projection workers look at once. */
   appends: EventEmitter<{ appended: [] }>;
 }
@@ -47,5 +50,6 @@ export function createServices(config: Config, pool: Pool, log: Logger, metrics 
     idempotency: new IdempotencyKeys(pool),
     accounts: new AccountDirectory(pool),
     rateLimits: new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute),
+    bodies: new BodyBudget(config.inflightBodyBytes, metrics),
   };
 }

@@ -6,6 +6,9 @@ import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 
 export const singleItemLimit = '1mb';
 export const bulkLimit = '5mb';
+/** The same limits in bytes (as the parser reads them). */
+export const singleItemBytes = 1024 * 1024;
+export const bulkBytes = 5 * 1024 * 1024;
 
 /** Thrown by the parser's verify hook: body-parser passes its `type` on. */
 class UndecodableBody extends Error {
