@@ -119,6 +119,13 @@ describe('hostile input: deep nesting, bytes that are not UTF-8, integers a doub
       }
     });
 
+    it('answers 10,000 levels of nesting around a long integer with 400, before parsing it again', async () => {
+      const raw = `{"userId":"u1","eventName":"x","eventData":${'['.repeat(10_000)}9007199254740993${']'.repeat(10_000)}}`;
+      const reply = await storesNothing(app, () => app.ingest(account, 'events', {}, { raw }));
+      expect(requestError(reply, 400)).to.match(/is nested too deep/);
+      queued(await app.ingest(account, 'events', { userId: 'u1', eventName: 'after' }));
+    });
+
     it('refuses such an integer in one bulk element only, and under an Idempotency-Key', async () => {
       const raw = '[{"userId":"u1","attributes":{"n":9007199254740993}},{"userId":"u2","attributes":{"n":9007199254740991}}]';
       const reply = await app.ingest(account, 'users/bulk', {}, { raw, headers: { 'Idempotency-Key': 'big-1' } });

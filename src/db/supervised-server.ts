@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, portIsFree } from '../net.js';
 import type { Logger } from '../logger.js';
 import type { PgBinaries } from './pg-binaries.js';
 import { readLockFile } from './postmaster.js';
@@ -61,25 +61,6 @@ export async function readRecord(dataDir: string): Promise<ServerRecord | null> 
 /** The connection string of an embedded server on a loopback port. */
 export function serverUrl({ user, password }: { user: string; password: string }, port: number): string {
   return `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
-}
-
-export function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolvePort) => {
-    const probe = createServer();
-    probe.once('error', () => resolvePort(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolvePort(true)));
-  });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => (address && typeof address === 'object' ? resolvePort(address.port) : reject(new Error('no free port'))));
-    });
-  });
 }
 
 /**

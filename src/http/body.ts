@@ -25,7 +25,7 @@ class UndecodableBody extends Error {
 function utf8Only(req: Request, _res: Response, body: Buffer, charset: string): void {
   if (charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') throw new UndecodableBody('charset.unsupported');
   if (!isUtf8(body)) throw new UndecodableBody('encoding.invalid');
-  if (mayHoldInexactInteger(body.toString('latin1'))) bodiesWithLongNumbers.set(req, body);
+  if (mayHoldInexactInteger(body)) bodiesWithLongNumbers.set(req, body);
 }
 
 /** Raw bodies with a run of 16 digits: parsed again, the rare way, to find integers a double rounds. */
@@ -55,9 +55,16 @@ export function jsonBody(limit: string, maxDepth = maxNestingDepth): RequestHand
     (req: Request, res: Response, next: NextFunction) => {
       parse(req, res, (error?: unknown) => {
         if (!error) {
-          req.body = reparsed(req);
+          // Depth first: the second parse of a body with long numbers recurses as deep as it nests.
           const tooDeep = nestingProblem(req.body, maxDepth);
-          return next(tooDeep ? new AppError(400, tooDeep, 'request', 'too_deep') : undefined);
+          if (tooDeep) return next(new AppError(400, tooDeep, 'request', 'too_deep'));
+          // Called by the parser, not by express: a throw here would not reach the error handler.
+          try {
+            req.body = reparsed(req);
+          } catch (reparseError) {
+            return next(reparseError);
+          }
+          return next();
         }
         const type = (error as { type?: string }).type;
         if (type === 'entity.too.large') return next(new AppError(413, `body is larger than ${limit}`, 'request', 'too_large'));

@@ -20,16 +20,24 @@ export class InexactInteger {
 }
 
 /** 2^53 has 16 digits: a body with no run of 16 digits holds no integer literal a double rounds. */
-const longDigitRun = /\d{16}/;
+const longRun = 16;
 
-export function mayHoldInexactInteger(text: string): boolean {
-  return longDigitRun.test(text);
+/** Whether the raw bytes hold a run of 16 ASCII digits: a scan of the buffer, no copy of it. */
+export function mayHoldInexactInteger(body: Uint8Array): boolean {
+  let run = 0;
+  for (let i = 0; i < body.length; i += 1) {
+    const byte = body[i] as number;
+    run = byte >= 0x30 && byte <= 0x39 ? run + 1 : 0;
+    if (run === longRun) return true;
+  }
+  return false;
 }
 
 const integerLiteral = /^-?\d+$/;
 
 /**
- * Parses `text` as JSON, with every integer literal beyond ±(2^53 − 1) kept as an InexactInteger
+ * Parses `text` (whose nesting is already known to be within the limit: the reviver recurses) as
+ * JSON, with every integer literal beyond ±(2^53 − 1) kept as an InexactInteger
  * (the reviver's source text says how a number was written), for the storable-value check to
  * refuse by its field name.
  */
