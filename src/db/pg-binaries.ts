@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, chmod, cp, mkdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises';
+import { access, chmod, cp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { arch, platform } from 'node:os';
-import { dirname, join, parse, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../logger.js';
+import { makeRootPlace, othersCanEnterParentsOf, rootPlace } from './root-place.js';
 
 const run = promisify(execFile);
 
@@ -15,12 +16,6 @@ export interface PgBinaries {
   postgres: string;
   initdb: string;
 }
-
-/**
- * As root: where what the `postgres` user cannot reach elsewhere goes (copies of the binaries,
- * clusters). Others may enter it (mode 0711) but not list it.
- */
-export const rootPlace = '/var/lib/tracking-ingestion';
 
 function binariesIn(dir: string): PgBinaries {
   return { dir, postgres: join(dir, 'bin', 'postgres'), initdb: join(dir, 'bin', 'initdb') };
@@ -37,12 +32,7 @@ export async function packagedBinaries(): Promise<{ binaries: PgBinaries; versio
 
 /** Whether a user who is neither owner nor in the group can enter every directory down to `path` and run it. */
 async function reachableByOthers(path: string): Promise<boolean> {
-  const real = await realpath(path);
-  const { root } = parse(real);
-  for (let current = dirname(real); current !== root; current = dirname(current)) {
-    if (((await stat(current)).mode & 0o001) === 0) return false;
-  }
-  return ((await stat(real)).mode & 0o001) !== 0;
+  return (await othersCanEnterParentsOf(path)) && ((await stat(path)).mode & 0o001) !== 0;
 }
 
 /**
@@ -65,8 +55,7 @@ export async function reachableBinaries(
     () => false,
   );
   if (ready) return binariesIn(target);
-  await mkdir(cache, { recursive: true });
-  await chmod(cache, 0o711);
+  await makeRootPlace(cache);
   const temporary = `${target}.partial-${process.pid}`;
   await rm(temporary, { recursive: true, force: true });
   await cp(packaged.dir, temporary, { recursive: true, verbatimSymlinks: true });
