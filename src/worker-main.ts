@@ -18,13 +18,27 @@ const log = createLogger(config.logLevel);
 let stopping = false;
 let stop: (() => Promise<void>) | null = null;
 
+function stopAndExit(stopWorker: () => Promise<void>): void {
+  stopWorker().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}
+
+// A signal during start-up stops the worker as soon as it is up.
 onStopSignals(
   log,
   () => {
     stopping = true;
-    if (stop) stop().then(() => process.exit(0), () => process.exit(1));
+    if (stop) stopAndExit(stop);
   },
-  () => process.exit(1),
+  () => {
+    log.warn('exiting before the shutdown finished: the projections resume from their checkpoints at the next start');
+    process.exit(1);
+  },
 );
 
 try {
@@ -61,7 +75,7 @@ try {
     await database.stop();
     log.info('stopped');
   };
-  if (stopping) await stop().then(() => process.exit(0));
+  if (stopping) stopAndExit(stop);
 } catch (error) {
   log.fatal({ err: error }, 'projection worker failed to start');
   process.exit(1);
