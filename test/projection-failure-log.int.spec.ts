@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { createPool } from '../src/db/pool.js';
+import { freePort } from '../src/net.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
 import { leadsProjection } from '../projections/leads.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { capturedLog, levels } from './support/log-lines.js';
-import { freePort } from './support/service-process.js';
 
 describe('projection runner: a database that stays away (int)', () => {
   it('warns once with the cause, retries with backoff at debug level, and does not log a stack per attempt', async () => {

@@ -1,39 +1,72 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { projectRoot } from '../../src/paths.js';
 
-/** `npm start` or `npm run worker` as a child process in a process group of its own, as a terminal runs it. */
+/** The lines the service and the worker log once they listen, with the port they took. */
+const listeningLines = new Set(['tracking ingestion service listening', 'projection worker started']);
+
+export interface StartOptions {
+  /** Flags for node before the script, such as `--max-old-space-size=128`. */
+  nodeFlags?: string[];
+}
+
+/**
+ * `npm start` or `npm run worker` as a child process in a process group of its own, as a terminal
+ * runs it. It listens on a port of its choosing (PORT=0, and WORKER_PORT=0 when asked for), read
+ * from its log: a port picked here beforehand could be taken meanwhile, by its own embedded
+ * PostgreSQL for one.
+ */
 export class ServiceProcess {
   readonly lines: Array<{ level: number; msg: string; [field: string]: unknown }> = [];
-  private output = '';
+  private errorOutput = '';
+  private port: number | null = null;
   readonly exited: Promise<number | null>;
 
-  private constructor(readonly child: ChildProcess, readonly base: string) {
+  private constructor(readonly child: ChildProcess) {
     let partial = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       partial += chunk.toString();
       const complete = partial.split('\n');
       partial = complete.pop() ?? '';
-      for (const line of complete) if (line.startsWith('{')) this.lines.push(JSON.parse(line) as ServiceProcess['lines'][number]);
+      for (const line of complete) if (line.startsWith('{')) this.take(JSON.parse(line) as ServiceProcess['lines'][number]);
     });
-    child.stderr?.on('data', (chunk: Buffer) => (this.output = (this.output + chunk.toString()).slice(-4_000)));
+    child.stderr?.on('data', (chunk: Buffer) => (this.errorOutput = (this.errorOutput + chunk.toString()).slice(-4_000)));
     this.exited = new Promise((done) => child.on('exit', (code) => done(code)));
   }
 
-  static start(script: 'main' | 'worker-main', env: Record<string, string>): ServiceProcess {
-    const child = spawn(process.execPath, [resolve(projectRoot, `dist/src/${script}.js`)], {
-      env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info', ...env },
+  private take(line: ServiceProcess['lines'][number]): void {
+    this.lines.push(line);
+    if (listeningLines.has(line.msg) && typeof line.port === 'number') this.port = line.port;
+  }
+
+  static start(script: 'main' | 'worker-main', env: Record<string, string>, { nodeFlags = [] }: StartOptions = {}): ServiceProcess {
+    const child = spawn(process.execPath, [...nodeFlags, resolve(projectRoot, `dist/src/${script}.js`)], {
+      env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: 'info', PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    return new ServiceProcess(child, `http://127.0.0.1:${env.PORT ?? ''}`);
+    return new ServiceProcess(child);
   }
 
   get pid(): number {
     if (this.child.pid === undefined) throw new Error('not started');
     return this.child.pid;
+  }
+
+  /** Its address, once it has logged the port it listens on (see waitForHealth). */
+  get base(): string {
+    if (this.port === null) throw new Error('the process has not logged a port it listens on (yet)');
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** What it wrote to stderr last (a crash's message, such as running out of heap). */
+  get stderr(): string {
+    return this.errorOutput;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   logged(msg: string): boolean {
@@ -43,38 +76,30 @@ export class ServiceProcess {
   /** Waits for a log line, failing if the process exits first or `ms` pass. */
   async waitForLine(msg: string, ms = 30_000): Promise<void> {
     for (const until = Date.now() + ms; !this.logged(msg); await sleep(20)) {
-      if (this.child.exitCode !== null) throw new Error(`exited with ${this.child.exitCode} before logging '${msg}': ${this.output}`);
+      if (!this.running) throw new Error(`exited with ${this.child.exitCode ?? this.child.signalCode} before logging '${msg}': ${this.errorOutput}`);
       if (Date.now() > until) throw new Error(`'${msg}' not logged within ${ms} ms; the last lines: ${this.lines.slice(-8).map((l) => l.msg).join(' / ')}`);
     }
   }
 
+  /** Waits until the service listens and /healthz answers 200. */
   async waitForHealth(ms = 60_000): Promise<void> {
-    for (const until = Date.now() + ms; ; await sleep(50)) {
-      if (this.child.exitCode !== null) throw new Error(`exited with ${this.child.exitCode}: ${this.output}`);
+    const until = Date.now() + ms;
+    await this.waitForLine('tracking ingestion service listening', ms);
+    for (; ; await sleep(50)) {
+      if (!this.running) throw new Error(`exited with ${this.child.exitCode ?? this.child.signalCode}: ${this.errorOutput}`);
       if (await fetch(`${this.base}/healthz`).then((r) => r.ok, () => false)) return;
       if (Date.now() > until) throw new Error(`not healthy within ${ms} ms`);
     }
   }
 
-  /** Ends the process if a test left it running. */
+  /** Ends the process if a test left it running: SIGTERM, then SIGKILL if it has not exited within 10 s (stuck at its heap limit, say). */
   async kill(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill('SIGTERM');
-      await this.exited;
-    }
+    if (!this.running) return;
+    this.child.kill('SIGTERM');
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await this.exited;
+    clearTimeout(killer);
   }
-}
-
-/** A loopback port free right now. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => done(port));
-    });
-  });
 }
 
 export async function post(base: string, path: string, body: unknown, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
