@@ -1,27 +1,13 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
 import pg from 'pg';
-import { projectRoot } from '../src/paths.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { ServiceProcess } from './support/service-process.js';
 
 const adminToken = 'memory-test-admin';
 /** Too small for the flood's backlog read as one page of events (144 MB), whatever their size, as it once was. */
 const heapMiB = 128;
 const clients = 4;
 const itemsPerClient = 36;
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => done(port));
-    });
-  });
-}
 
 /** The value of an unlabelled sample of a Prometheus text page. */
 function sample(page: string, name: string): number {
@@ -34,41 +20,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('memory under a flood of maximum-size items (e2e)', function () {
   this.timeout(120_000);
   let database: TestDatabase;
-  let child: ChildProcess | null = null;
-  let output = '';
+  let service: ServiceProcess | null = null;
 
   beforeEach(async () => {
     database = await freshDatabase();
   });
   afterEach(async () => {
-    const running = child;
-    child = null;
-    if (running && running.exitCode === null) {
-      const exited = new Promise((r) => running.once('exit', r));
-      running.kill('SIGTERM');
-      // A process stuck at its heap limit may not get to its signal handler.
-      const killer = setTimeout(() => running.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(killer);
-    }
+    await service?.kill();
+    service = null;
     await database.drop();
   });
 
   it(`keeps the service within a ${heapMiB} MiB heap while a backlog of 1 MB events is projected, and every accepted item reaches the read models`, async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const started = spawn(process.execPath, [`--max-old-space-size=${heapMiB}`, resolve(projectRoot, 'dist/src/main.js')], {
-      env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child = started;
-    started.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4_000)));
-    for (let i = 0; ; i += 1) {
-      if (started.exitCode !== null) throw new Error(`service exited with ${started.exitCode}: ${output}`);
-      if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) break;
-      if (i > 300) throw new Error('service did not become healthy');
-      await sleep(100);
-    }
+    const started = ServiceProcess.start('main', { DATABASE_URL: database.url, ADMIN_TOKEN: adminToken }, { nodeFlags: [`--max-old-space-size=${heapMiB}`] });
+    service = started;
+    await started.waitForHealth(30_000);
+    const base = started.base;
     const created = await fetch(`${base}/admin/v1/accounts`, {
       method: 'POST',
       headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
@@ -80,7 +47,7 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     let peakHeap = 0;
     let sampling = true;
     const sampler = (async () => {
-      while (sampling && started.exitCode === null) {
+      while (sampling && started.running) {
         const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
         peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') || 0);
         peakHeap = Math.max(peakHeap, sample(page, 'nodejs_heap_size_used_bytes') || 0);
@@ -134,7 +101,7 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     await client.connect();
     try {
       let projected = -1;
-      for (let i = 0; i < 600 && projected !== accepted && started.exitCode === null; i += 1) {
+      for (let i = 0; i < 600 && projected !== accepted && started.running; i += 1) {
         projected = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM user_events WHERE event_name = 'flood'")).rows[0]?.n ?? 0;
         if (projected !== accepted) await sleep(100);
       }
@@ -146,7 +113,7 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
         `      ${accepted} items of 1 MB accepted in ${floodSeconds.toFixed(1)} s (peak RSS ${mib(floodPeak.rss)} MiB, heap used ${mib(floodPeak.heap)} MiB); ` +
           `projected in ${catchUpSeconds.toFixed(1)} s (peak RSS ${mib(peakRss)} MiB, heap used ${mib(peakHeap)} MiB)`,
       );
-      expect(started.exitCode, output).to.equal(null);
+      expect(started.running, started.stderr).to.equal(true);
       expect(projected).to.equal(accepted);
     } finally {
       await client.end();

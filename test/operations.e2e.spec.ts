@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { networkInterfaces } from 'node:os';
-import { createServer, type AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
 import { createLogger, logFormat } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
@@ -36,17 +36,6 @@ function capturingLogger() {
 }
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => done(port));
-    });
-  });
-}
 
 describe('operations: request ids and health (e2e)', () => {
   let app: TestApp;
@@ -165,14 +154,22 @@ describe('operations: the worker endpoint (e2e)', function () {
   }
 
   it('serves /livez, /readyz (database reachable, projections active or standing by) and /metrics on WORKER_PORT, logging pretty with LOG_FORMAT=pretty', async () => {
-    const port = await freePort();
-    worker = spawn(resolve(projectRoot, 'node_modules/.bin/node'), [resolve(projectRoot, 'dist/src/worker-main.js')], {
-      env: { ...process.env, DATABASE_URL: database.url, WORKER_PORT: String(port), HOST: '127.0.0.1', LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' },
+    const started = spawn(resolve(projectRoot, 'node_modules/.bin/node'), [resolve(projectRoot, 'dist/src/worker-main.js')], {
+      env: { ...process.env, DATABASE_URL: database.url, WORKER_PORT: '0', HOST: '127.0.0.1', LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    worker = started;
     let output = '';
-    worker.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const base = `http://127.0.0.1:${port}`;
+    started.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // The worker takes a free port (WORKER_PORT=0) and logs it: a pretty line, then its fields.
+    const loggedPort = async (): Promise<string> => {
+      for (const until = Date.now() + 30_000; ; await sleep(50)) {
+        const port = /projection worker started.*\n\s+port: (\d+)/.exec(output)?.[1];
+        if (port) return port;
+        if (started.exitCode !== null || Date.now() > until) throw new Error(`the worker did not log its port: ${output}`);
+      }
+    };
+    const base = `http://127.0.0.1:${await loggedPort()}`;
 
     const ready = await poll(base, '/readyz', (status) => status === 200);
     expect(ready, output).to.deep.equal({ status: 200, body: { status: 'ok', projections: { leads: 'active', 'user-events': 'active', products: 'active', 'track-index': 'active' } } });

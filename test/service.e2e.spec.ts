@@ -4,23 +4,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createServer, type AddressInfo } from 'node:net';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
 import { startService } from '../src/server.js';
+import { post, ServiceProcess } from './support/service-process.js';
 
 const adminToken = 'service-test-admin';
-
-async function post(base: string, path: string, body: unknown, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(base + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
 
 async function storedTrackIds(databaseUrl: string): Promise<Set<string>> {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -31,35 +22,6 @@ async function storedTrackIds(databaseUrl: string): Promise<Set<string>> {
   } finally {
     await client.end();
   }
-}
-
-/** A loopback port free right now (a random one could be taken, and the service would exit 1). */
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => done(port));
-    });
-  });
-}
-
-/** What services started by these tests wrote to stderr, to explain a failed start. */
-const errorOutput = new WeakMap<ChildProcess, string>();
-
-function keepErrorOutput(child: ChildProcess): void {
-  child.stderr?.on('data', (chunk: Buffer) => errorOutput.set(child, ((errorOutput.get(child) ?? '') + chunk.toString()).slice(-4_000)));
-}
-
-async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}: ${errorOutput.get(child) ?? ''}`);
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('service did not become healthy');
 }
 
 describe('the service on its embedded database (e2e)', function () {
@@ -177,16 +139,10 @@ describe('the service on its embedded database (e2e)', function () {
   });
 
   it('on SIGTERM answers the requests in flight, closes keep-alive connections, stores what it acknowledged, stops PostgreSQL and exits 0', async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, [resolve(projectRoot, 'dist/src/main.js')], {
-      env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    keepErrorOutput(child);
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const base = `http://127.0.0.1:${port}`;
+    const service = ServiceProcess.start('main', { DATA_DIR: dataDir, ADMIN_TOKEN: adminToken });
     try {
-      await waitForHealth(base, child);
+      await service.waitForHealth();
+      const base = service.base;
       const account = await post(base, '/admin/v1/accounts', { name: 'sigterm' }, adminToken);
       const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
       // Sixteen clients each send requests back to back over their keep-alive connection.
@@ -204,9 +160,9 @@ describe('the service on its embedded database (e2e)', function () {
       });
       await new Promise((r) => setTimeout(r, 700));
       const signalled = Date.now();
-      child.kill('SIGTERM');
+      service.child.kill('SIGTERM');
       const endings = await Promise.all(clients);
-      expect(await exited).to.equal(0);
+      expect(await service.exited).to.equal(0);
       // Connections were closed after their replies rather than cut after the grace period.
       expect(Date.now() - signalled).to.be.below(8_000);
       // Clients learn of the end from a reply's Connection: close and then find the port closed;
@@ -225,7 +181,7 @@ describe('the service on its embedded database (e2e)', function () {
         await restarted.stop();
       }
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await service.kill();
     }
   });
 });
