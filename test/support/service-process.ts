@@ -14,8 +14,8 @@ export interface StartOptions {
 /**
  * `npm start` or `npm run worker` as a child process in a process group of its own, as a terminal
  * runs it. It listens on a port of its choosing (PORT=0, and WORKER_PORT=0 when asked for), read
- * from its log: a port picked here beforehand could be taken meanwhile, by its own embedded
- * PostgreSQL for one.
+ * from its log (so LOG_LEVEL must keep info lines): a port picked here beforehand could be taken
+ * meanwhile, by its own embedded PostgreSQL for one.
  */
 export class ServiceProcess {
   readonly lines: Array<{ level: number; msg: string; [field: string]: unknown }> = [];
