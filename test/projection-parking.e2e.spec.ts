@@ -7,13 +7,8 @@ import { createLogger } from '../src/logger.js';
 import { TestApp, type Credentials } from './support/app.js';
 import { asAdmin } from './support/database.js';
 import { tracking } from './support/cli.js';
+import { sample } from './support/metrics.js';
 import { queued } from './support/replies.js';
-
-/** The value of a sample line `name{labels} value` of a Prometheus text page; undefined when absent. */
-function sample(page: string, name: string, labels: string): number | undefined {
-  const line = page.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 async function accountIdOf(app: TestApp, account: Credentials): Promise<string> {
   const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);
