@@ -120,6 +120,8 @@ describe('events a projection cannot apply are parked (e2e)', function () {
       expect(log.written()).to.contain('violates check constraint').and.not.contain('Failing row contains');
       const { rows } = await app.pool.query<{ error: string }>('SELECT error FROM projection_parked_events');
       expect(rows.map((row) => row.error)).to.deep.equal(['new row for relation "user_events" violates check constraint "no_blocked_events"']);
+      const failedAgain = await tracking(app, 'projections', 'retry', 'user-events');
+      expect(failedAgain.stderr).to.contain('parked event failed again').and.contain('23514').and.not.contain('Failing row contains');
 
       await app.pool.query('ALTER TABLE user_events DROP CONSTRAINT no_blocked_events');
       const retried = await tracking(app, 'projections', 'retry', 'all');
