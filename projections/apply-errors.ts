@@ -22,3 +22,12 @@ export function isDataError(error: unknown): boolean {
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * The log fields of an error in an event's data: its SQLSTATE and message only. PostgreSQL's
+ * `detail` (and the rest of the error) can hold the client's values: `Key (email)=(...)`, or a
+ * whole row for a check constraint.
+ */
+export function dataErrorFields(error: unknown): { sqlstate: string | null; reason: string } {
+  return { sqlstate: sqlstateOf(error), reason: messageOf(error) };
+}

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ReadAllResult, RecordedEvent } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
-import { isDataError } from './apply-errors.js';
+import { dataErrorFields, isDataError } from './apply-errors.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import { applyParkingPoison } from './parking.js';
@@ -36,7 +36,7 @@ export async function applyPage(
     });
   } catch (error) {
     if (!isDataError(error)) throw error;
-    log.warn({ err: error, events: page.events.length }, 'batch failed on a data error; applying it again without the events that cannot be applied');
+    log.warn({ ...dataErrorFields(error), events: page.events.length }, 'batch failed on a data error; applying it again without the events that cannot be applied');
     return commitBatch(batch, (events) => applyParkingPoison(client, projection, events, log));
   }
 }

@@ -1,10 +1,10 @@
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
-import { isDataError, messageOf, sqlstateOf } from './apply-errors.js';
+import { dataErrorFields, isDataError, messageOf, sqlstateOf } from './apply-errors.js';
 import * as sql from './parked-sql.js';
 import type { Db, Projection } from './projection.js';
 
-/** Parks an event the projection cannot apply, in the transaction of `db`. */
+/** Parks an event the projection cannot apply, in the transaction of `db`; of the error, it keeps the SQLSTATE and message, not PostgreSQL's detail. */
 export async function parkEvent(db: Db, projection: Projection, event: RecordedEvent, error: unknown): Promise<void> {
   await db.query(sql.park, [
     projection.name,
@@ -43,7 +43,7 @@ export async function applyParkingPoison(db: Db, projection: Projection, events:
         if (part.length === 1) {
           const [event] = part as [RecordedEvent];
           await parkEvent(db, projection, event, error);
-          log.warn({ eventId: event.id, eventType: event.type, globalPosition: event.globalPosition, err: error }, 'event parked: the projection cannot apply it');
+          log.warn({ eventId: event.id, eventType: event.type, globalPosition: event.globalPosition, ...dataErrorFields(error) }, 'event parked: the projection cannot apply it');
           parked.push(event);
           return;
         }

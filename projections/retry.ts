@@ -1,7 +1,7 @@
 import type { Pool } from '../src/db/pool.js';
 import type { EventStore } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
-import { isDataError, messageOf, sqlstateOf } from './apply-errors.js';
+import { dataErrorFields, isDataError, messageOf, sqlstateOf } from './apply-errors.js';
 import * as checkpointSql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import * as sql from './parked-sql.js';
@@ -53,7 +53,7 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
         if (!isDataError(error)) throw error;
         await client.query('ROLLBACK TO SAVEPOINT retry');
         await client.query(sql.failedAgain, [name, row.event_id, messageOf(error).slice(0, 2_000), sqlstateOf(error)]);
-        log.warn({ projection: name, eventId: row.event_id, err: error }, 'parked event failed again');
+        log.warn({ projection: name, eventId: row.event_id, ...dataErrorFields(error) }, 'parked event failed again');
         result.stillParked += 1;
       }
     }

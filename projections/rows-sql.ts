@@ -1,3 +1,4 @@
+import { defaultPageBytes } from '../src/eventstore/port.js';
 import type { Db } from './projection.js';
 
 /**
@@ -17,16 +18,14 @@ export const eventRowColumns = ['event_name', 'event_time', 'event_time_utc', 'e
 /** Rows keyed by event id: written once, however often their event is read. */
 export const onceByEventId = '(event_id) DO NOTHING';
 
-/** Characters of JSON sent in one statement at most (besides a first row larger than that). */
-export const maxStatementChars = 4 * 1024 * 1024;
-
 /**
  * Runs `statement` (of insertRows) on `rows`, in as many statements as it takes to keep each JSON
- * text under `maxChars`: one string for a whole batch of large events could pass what the heap, or
+ * text under `maxChars` (besides a first row larger than that), by default a page's worth of event
+ * data (defaultPageBytes, counting characters): one string for a whole batch of large events could pass what the heap, or
  * a JavaScript string, can hold. Rows must not depend on each other within the call (each is an
  * upsert of its own key), so splitting them changes nothing.
  */
-export async function writeRows(db: Db, statement: string, rows: readonly object[], maxChars = maxStatementChars): Promise<void> {
+export async function writeRows(db: Db, statement: string, rows: readonly object[], maxChars = defaultPageBytes): Promise<void> {
   let chunk: string[] = [];
   let chars = 0;
   const send = async (): Promise<void> => {

@@ -5,6 +5,7 @@ import { defaultPageBytes } from '../src/eventstore/port.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics.js';
 import { applyPage } from './batch.js';
+import { FailureBackoff } from './failure-backoff.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import * as parkedSql from './parked-sql.js';
@@ -31,13 +32,9 @@ export interface RunnerOptions {
 
 export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
 
+/** How often the lag (events and seconds behind) is counted while the worker keeps up. */
 const lagEveryMs = 2_000;
-const minRetryMs = 100;
-const maxRetryMs = 5_000;
-/** While failures go on, how often a warning counts them. */
-const failureWarningEveryMs = 60_000;
-
-
+/** How often while it catches up: counting the backlog scans it, and it is large then. */
 const lagWhileBusyMs = 15_000;
 
 /** How status names this process: `pid@host`. */
@@ -57,14 +54,14 @@ export class ProjectionRunner {
   private readonly log: Logger;
   private lastLagAt = 0;
   private everActive = false;
-  private failuresInRow = 0;
-  private lastFailureWarning = 0;
+  private readonly failures: FailureBackoff;
 
   constructor(
     readonly projection: Projection,
     private readonly options: RunnerOptions,
   ) {
     this.log = options.log.child({ projection: projection.name });
+    this.failures = new FailureBackoff(this.log);
   }
 
   get state(): RunnerState {
@@ -120,7 +117,7 @@ export class ProjectionRunner {
         if ((await this.follow(client)) === 'caught-up') break;
       } catch (error) {
         failed = true;
-        if (!this.stopped) this.reportFailure(error);
+        if (!this.stopped) this.failures.report(error);
       } finally {
         // Closing the connection (not returning it to the pool) releases the lock with certainty.
         client?.release(true);
@@ -128,42 +125,11 @@ export class ProjectionRunner {
       }
       if (failed && !this.stopped) {
         // Transient failures (connection, timeout, conflicts) are retried, waiting longer each time.
-        await this.sleep(this.retryDelay(), false);
-        this.failuresInRow += 1;
+        await this.sleep(this.failures.retryDelay(), false);
+        this.failures.retrying();
       }
     }
     this.setState('stopped');
-  }
-
-  /**
-   * The first failure of a run is a warning with its cause; the attempts after it are debug lines,
-   * with a warning that counts them once a minute: a database away for an hour is not a stack trace
-   * per attempt.
-   */
-  private reportFailure(error: unknown): void {
-    const now = Date.now();
-    const retryInMs = this.retryDelay();
-    if (this.failuresInRow === 0) {
-      this.lastFailureWarning = now;
-      this.log.warn({ err: error, retryInMs }, 'projection worker interrupted; starting again');
-    } else if (now - this.lastFailureWarning >= failureWarningEveryMs) {
-      this.lastFailureWarning = now;
-      const reason = error instanceof Error ? error.message : String(error);
-      this.log.warn({ attempts: this.failuresInRow + 1, reason, retryInMs }, 'projection worker still interrupted');
-    } else {
-      this.log.debug({ err: error, retryInMs }, 'projection worker still interrupted');
-    }
-  }
-
-  /** A batch read or applied: a run of failures, if any, is over. */
-  private recovered(): void {
-    if (this.failuresInRow > 0) this.log.info({ attempts: this.failuresInRow }, 'projection worker running again');
-    this.failuresInRow = 0;
-  }
-
-  /** 100 ms after a first failure, doubling up to 5 s while the failures go on. */
-  private retryDelay(): number {
-    return Math.min(maxRetryMs, minRetryMs * 2 ** this.failuresInRow);
   }
 
   /**
@@ -222,7 +188,7 @@ export class ProjectionRunner {
           this.log.info({ events: state.events_applied }, 'rebuild finished');
         }
         if (this.options.untilCaughtUp) return 'caught-up';
-        this.recovered();
+        this.failures.recovered();
         await this.sleep(this.options.pollMs ?? 100, true);
         // Also notices a rebuild asked for meanwhile.
         state = await this.load(client);
@@ -235,7 +201,7 @@ export class ProjectionRunner {
         continue;
       }
       state = outcome.state;
-      this.recovered();
+      this.failures.recovered();
       this.options.metrics?.projectionEventsApplied.inc({ projection: name }, outcome.applied);
       if (outcome.parked) {
         this.options.metrics?.projectionEventsParked.inc({ projection: name }, outcome.parked);

@@ -1,4 +1,4 @@
-import { defaultPageBytes, type EventStore, type ReadAllResult, type ReadFilter } from '../src/eventstore/port.js';
+import { defaultPageBytes, maxEventsAhead, type EventStore, type ReadAllResult, type ReadFilter } from '../src/eventstore/port.js';
 
 /** What a projection runner reads the event store with. */
 export type CatchUpSource = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds'>;
@@ -30,7 +30,7 @@ export class SharedCatchUp implements CatchUpSource {
     /** Bytes of data kept at most, over all pages (the page just read is kept whatever its size). */
     private readonly maxBytes = 2 * defaultPageBytes,
     /** Events kept at most, over all pages. */
-    private readonly maxEvents = 20_000,
+    private readonly maxEvents = maxEventsAhead,
   ) {
     this.mayRepeatEventIds = store.mayRepeatEventIds ?? false;
   }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Pool } from './db/pool.js';
+import { quickPing, type Pool } from './db/pool.js';
 import type { EventStore } from './eventstore/port.js';
 import { requestIdHeader, requestIdOf } from './http/access-log.js';
 import type { Logger } from './logger.js';
@@ -22,8 +22,6 @@ export interface OpsServer {
   close(): Promise<void>;
 }
 
-const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
-
 /**
  * Why this worker is not ready, or null when it is: it is not stopping, it reaches its database and
  * event store, and every projection worker is either active or standing by (not starting over after
@@ -32,7 +30,7 @@ const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
 async function notReadyBecause(health: WorkerHealth): Promise<string | null> {
   if (health.isStopping()) return 'shutting down';
   try {
-    await health.pool.query(quickPing);
+    await quickPing(health.pool);
   } catch {
     return 'the database cannot be reached';
   }

@@ -1,33 +1,7 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { projectRoot } from '../src/paths.js';
 import { TestApp, type Credentials } from './support/app.js';
+import { tracking } from './support/cli.js';
 import { queued } from './support/replies.js';
-
-const run = promisify(execFile);
-const node = join(projectRoot, 'node_modules', '.bin', 'node');
-const bin = join(projectRoot, 'bin', 'tracking.js');
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `tracking <args>` as a user would, on the database and event store of `app`. */
-async function tracking(app: TestApp, ...args: string[]): Promise<CliResult> {
-  const { eventStoreUrl } = app.services.config;
-  const env = { ...process.env, DATABASE_URL: app.database.url, LOG_LEVEL: 'warn', ...(eventStoreUrl && { EVENTSTORE_URL: eventStoreUrl }) };
-  try {
-    const { stdout, stderr } = await run(node, [bin, ...args], { env });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
-}
 
 describe('the tracking command (e2e)', function () {
   this.timeout(60_000);

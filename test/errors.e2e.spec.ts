@@ -1,28 +1,16 @@
 import { expect } from 'chai';
-import { Writable } from 'node:stream';
-import { createLogger } from '../src/logger.js';
 import { eventStoreUnderTest, TestApp, type Credentials } from './support/app.js';
-
-/** Collects the JSON log lines the service writes. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
-  return { log: createLogger('debug', sink), lines };
-}
+import { capturedLog, type LogLine } from './support/log-lines.js';
 
 describe('unexpected errors and logs (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
-  let lines: string[];
+  let lines: LogLine[];
+  let written: () => string;
 
   beforeEach(async () => {
-    const capture = capturingLogger();
-    lines = capture.lines;
+    const capture = capturedLog('debug');
+    ({ lines, written } = capture);
     app = await TestApp.start({}, { log: capture.log });
     account = await app.account();
   });
@@ -36,12 +24,11 @@ describe('unexpected errors and logs (e2e)', () => {
     expect(reply.status).to.equal(500);
     expect(reply.body).to.deep.equal({ error: 'internal error', code: 500 });
 
-    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; requestId?: string; err?: { message: string } });
-    const error = logged.find((entry) => entry.msg === 'unexpected error');
-    expect(error?.err?.message).to.match(/events/);
+    const error = lines.find((entry) => entry.msg === 'unexpected error');
+    expect(error?.err).to.have.property('message').that.matches(/events/);
     // The line carries the id the reply gave the client, to find it from a complaint.
     expect(error?.requestId).to.equal(reply.headers.get('x-request-id'));
-    const everything = lines.join('\n');
+    const everything = written();
     expect(everything).not.to.contain(account.accessToken);
     expect(everything).not.to.contain(account.licenseCode);
   });
@@ -51,7 +38,7 @@ describe('unexpected errors and logs (e2e)', () => {
     await app.ingest(account, 'users', { userId: 'u1', attributes: { a: 'x' } });
     await app.ingest(account, 'events', { userId: 'u1', eventName: 'x' }, { authorization: 'Bearer not-the-token' });
     await app.request('POST', '/admin/v1/accounts', { name: 'logged' }, { authorization: 'Bearer test-admin-token' });
-    const everything = lines.join('\n');
+    const everything = written();
     expect(lines.length).to.be.greaterThan(0);
     expect(everything).not.to.contain(account.accessToken);
     expect(everything).not.to.contain(account.licenseCode);
@@ -72,8 +59,8 @@ describe('unexpected errors and logs (e2e)', () => {
     expect(metrics).to.match(/tracking_http_request_duration_seconds_count\{method="POST",route="\/v1\/accounts\/:license\/events"\} 4/);
     expect(metrics).to.match(/tracking_eventstore_append_batch_events_count [1-9]/);
 
-    const access = lines.map((line) => JSON.parse(line) as { msg: string; route?: string; status?: number }).filter((e) => e.msg === 'request');
+    const access = lines.filter((e) => e.msg === 'request');
     expect(access.filter((e) => e.route === '/v1/accounts/:license/events').map((e) => e.status)).to.deep.equal([200, 401, 413, 400]);
-    expect(lines.join('\n')).not.to.contain(account.licenseCode);
+    expect(written()).not.to.contain(account.licenseCode);
   });
 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { ServiceProcess } from './support/service-process.js';
+import { sample } from './support/metrics.js';
 
 const adminToken = 'memory-test-admin';
 /** Too small for the flood's backlog read as one page of events (144 MB), whatever their size, as it once was. */
@@ -9,13 +10,7 @@ const heapMiB = 128;
 const clients = 4;
 const itemsPerClient = 36;
 
-/** The value of an unlabelled sample of a Prometheus text page. */
-function sample(page: string, name: string): number {
-  const line = page.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('memory under a flood of maximum-size items (e2e)', function () {
   this.timeout(120_000);
@@ -49,8 +44,8 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     const sampler = (async () => {
       while (sampling && started.running) {
         const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
-        peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') || 0);
-        peakHeap = Math.max(peakHeap, sample(page, 'nodejs_heap_size_used_bytes') || 0);
+        peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') ?? 0);
+        peakHeap = Math.max(peakHeap, sample(page, 'nodejs_heap_size_used_bytes') ?? 0);
         await sleep(100);
       }
     })();

@@ -42,5 +42,11 @@ describe('walks over request bodies (unit)', () => {
     it('names a field called body by its full path', () => {
       expect(unstorableValue({ body: { x: Infinity } })).to.equal('body.x must be a finite number');
     });
+
+    it('names a place under an array as the nesting check does, and only the item itself `body`', () => {
+      expect(unstorableValue([0, { x: Infinity }])).to.equal('[1].x must be a finite number');
+      expect(nestingProblem([0, { x: arrays(maxNestingDepth) }], maxNestingDepth)).to.match(/^\[1\]\.x\[0\]/);
+      expect(unstorableValue(Infinity)).to.equal('body must be a finite number');
+    });
   });
 });

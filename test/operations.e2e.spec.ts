@@ -3,37 +3,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
-import { createLogger, logFormat } from '../src/logger.js';
+import { logFormat } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
 import { startService } from '../src/server.js';
 import { adminToken, TestApp } from './support/app.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { allowConnections } from './support/event-stores.js';
-
-interface LogLine {
-  msg: string;
-  level: number;
-  requestId?: string;
-  route?: string;
-  status?: number;
-  address?: string;
-  [key: string]: unknown;
-}
-
-/** A JSON logger and the lines it wrote. */
-function capturingLogger() {
-  const lines: LogLine[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
-  return { log: createLogger('debug', sink), lines };
-}
+import { capturedLog, type LogLine } from './support/log-lines.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -42,7 +20,7 @@ describe('operations: request ids and health (e2e)', () => {
   let lines: LogLine[];
 
   beforeEach(async () => {
-    const capture = capturingLogger();
+    const capture = capturedLog('debug');
     lines = capture.lines;
     app = await TestApp.start({}, { log: capture.log });
   });
@@ -89,7 +67,7 @@ describe('operations: listen address and start-up warnings (e2e)', () => {
   afterEach(() => database.drop());
 
   const start = async (overrides: { host?: string; adminToken?: string }) => {
-    const capture = capturingLogger();
+    const capture = capturedLog('debug');
     const config = { ...loadConfig({}), databaseUrl: database.url, port: 0, runProjections: false, ...overrides };
     const service = await startService(config, capture.log);
     return { service, lines: capture.lines };

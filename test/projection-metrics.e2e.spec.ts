@@ -1,12 +1,7 @@
 import { expect } from 'chai';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
+import { sample } from './support/metrics.js';
 import { queued } from './support/replies.js';
-
-/** The value of a sample line `name{labels} value` of a Prometheus text page; undefined when absent. */
-function sample(page: string, name: string, labels: string): number | undefined {
-  const line = page.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 describe('projection metrics (e2e)', () => {
   let app: TestApp;

@@ -7,13 +7,9 @@ import { createLogger } from '../src/logger.js';
 import { TestApp, type Credentials } from './support/app.js';
 import { asAdmin } from './support/database.js';
 import { tracking } from './support/cli.js';
+import { capturedLog } from './support/log-lines.js';
+import { sample } from './support/metrics.js';
 import { queued } from './support/replies.js';
-
-/** The value of a sample line `name{labels} value` of a Prometheus text page; undefined when absent. */
-function sample(page: string, name: string, labels: string): number | undefined {
-  const line = page.split('\n').find((l) => l.startsWith(`${name}{${labels}} `));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-}
 
 async function accountIdOf(app: TestApp, account: Credentials): Promise<string> {
   const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);
@@ -67,8 +63,10 @@ describe('events a projection cannot apply are parked (e2e)', function () {
   afterEach(() => app.stop());
 
   describe('with the workers running', () => {
+    let log: ReturnType<typeof capturedLog>;
     beforeEach(async () => {
-      app = await TestApp.start({}, { projections: true });
+      log = capturedLog('debug');
+      app = await TestApp.start({}, { projections: true, log: log.log });
       acme = await app.account('Acme');
       globex = await app.account('Globex');
     });
@@ -115,6 +113,15 @@ describe('events a projection cannot apply are parked (e2e)', function () {
       const parked = await status(app, 'user-events');
       expect(parked.parked.events).to.equal(1);
       expect(parked.parked.latest[0]?.sqlstate).to.equal('23514');
+      // PostgreSQL's detail of the error holds the row's values (the client's data): neither the
+      // log nor the parked table keeps it, only the SQLSTATE and the message naming the constraint.
+      const warning = log.lines.find((line) => line.msg === 'event parked: the projection cannot apply it');
+      expect(warning).to.include({ sqlstate: '23514', reason: 'new row for relation "user_events" violates check constraint "no_blocked_events"' });
+      expect(log.written()).to.contain('violates check constraint').and.not.contain('Failing row contains');
+      const { rows } = await app.pool.query<{ error: string }>('SELECT error FROM projection_parked_events');
+      expect(rows.map((row) => row.error)).to.deep.equal(['new row for relation "user_events" violates check constraint "no_blocked_events"']);
+      const failedAgain = await tracking(app, 'projections', 'retry', 'user-events');
+      expect(failedAgain.stderr).to.contain('parked event failed again').and.contain('23514').and.not.contain('Failing row contains');
 
       await app.pool.query('ALTER TABLE user_events DROP CONSTRAINT no_blocked_events');
       const retried = await tracking(app, 'projections', 'retry', 'all');

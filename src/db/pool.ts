@@ -51,3 +51,11 @@ export function withDatabase(address: ServerAddress, database: string): ServerAd
   url.pathname = `/${database}`;
   return url.toString();
 }
+
+// pg honours query_timeout per query, though its QueryConfig type does not declare it.
+const ping = { text: 'SELECT 1', query_timeout: 2_000 };
+
+/** A health check: it must answer quickly even when the database hangs, so it gives up after 2 s. */
+export async function quickPing(pool: Pool): Promise<void> {
+  await pool.query(ping);
+}

@@ -14,7 +14,7 @@ import { storeUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CatchUpFeed } from './esdb-catch-up.js';
 import { decodePosition, toRecorded } from './esdb-positions.js';
-import { defaultPageBytes, eventTypes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent } from './port.js';
+import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
@@ -119,7 +119,7 @@ export class EsdbEventStore implements EventStore {
       if (oldest) this.closeFeed(oldest);
     }
     // A page's worth of data received ahead, at most (a process may have a feed per projection).
-    const feed = new CatchUpFeed(this.client, checkpoint, this.options.log, 20_000, defaultPageBytes);
+    const feed = new CatchUpFeed(this.client, checkpoint, this.options.log, maxEventsAhead, defaultPageBytes);
     this.feeds.add(feed);
     return feed;
   }

@@ -62,6 +62,13 @@ export interface ReadAllResult {
  */
 export const defaultPageBytes = 4 * 1024 * 1024;
 
+/**
+ * Events held in memory ahead of their readers at most: received from EventStoreDB before a reader
+ * asks for them (per subscription), or kept by a process's shared read for its other projections.
+ * A few batches' worth; the bytes are bounded by a multiple of defaultPageBytes.
+ */
+export const maxEventsAhead = 20_000;
+
 export interface ReadFilter {
   /** Only events of these types are returned; the checkpoint still moves past the others. */
   types?: readonly EventType[];

@@ -70,5 +70,3 @@ export const readStream = `SELECT ${recordedColumns} FROM events
   WHERE stream_name = $1 AND stream_position >= $2
   ORDER BY stream_position
   LIMIT $3`;
-
-export const ping = 'SELECT 1';

@@ -1,4 +1,4 @@
-import type { Pool } from '../db/pool.js';
+import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { storeUnavailable } from '../errors.js';
 import { GroupCommitter } from './group-commit.js';
@@ -200,9 +200,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async ping(): Promise<void> {
-    // A health check must answer quickly even when the database hangs.
-    const quickPing = { text: sql.ping, query_timeout: 2_000 };
-    await this.pool.query(quickPing);
+    await quickPing(this.pool);
   }
 
   async close(): Promise<void> {

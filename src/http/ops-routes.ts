@@ -1,9 +1,7 @@
 import { Router } from 'express';
+import { quickPing } from '../db/pool.js';
 import { AppError, storeUnavailable } from '../errors.js';
 import type { Services } from '../services.js';
-
-/** A health check must answer quickly even when the database hangs. */
-const quickPing = { text: 'SELECT 1', query_timeout: 2_000 };
 
 /**
  * Health (docs/operations.md) and metrics.
@@ -25,7 +23,7 @@ export function opsRoutes(services: Services, isShuttingDown: () => boolean): Ro
     // With the events in EventStoreDB, accepting an item also needs Postgres (accounts, registries).
     if (services.config.eventStoreUrl) {
       try {
-        await services.pool.query(quickPing);
+        await quickPing(services.pool);
       } catch {
         throw storeUnavailable('the database cannot be reached');
       }

@@ -2,9 +2,9 @@
  * The route label of a request, for metrics and logs: its route pattern, worked out from the path
  * alone, so that a request gets the same label whether it was answered 200, 401 or 404 (express
  * knows the matched route only when a handler was reached). Never the path itself: it holds the
- * license code.
+ * license code. test/route-label.int.spec.ts checks that these are the app's routes.
  */
-const patterns: readonly { pattern: string; regex: RegExp }[] = [
+export const routePatterns: readonly string[] = [
   '/v1/accounts/:license/users',
   '/v1/accounts/:license/users/bulk',
   '/v1/accounts/:license/events',
@@ -19,7 +19,9 @@ const patterns: readonly { pattern: string; regex: RegExp }[] = [
   '/livez',
   '/readyz',
   '/metrics',
-].map((pattern) => ({
+];
+
+const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.map((pattern) => ({
   pattern,
   regex: new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`),
 }));

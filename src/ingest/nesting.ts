@@ -1,3 +1,5 @@
+import { fieldPath } from './field-path.js';
+
 /**
  * How deep an item may nest objects and arrays: the item itself is level 1, so `eventData` is
  * level 2 and can hold 62 more. Deeper JSON is no tracking data anyone sends, and every walk over
@@ -14,11 +16,10 @@ interface Container {
   key: string | number;
 }
 
-/** `eventData.list[2].x`, or `[3].attributes` under a bulk request's array. */
 function pathOf(container: Container): string {
   const keys: (string | number)[] = [];
   for (let at: Container | null = container; at?.parent; at = at.parent) keys.push(at.key);
-  return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key), '');
+  return fieldPath(keys.reverse());
 }
 
 /** Whether any container is deeper than `maxDepth`: a walk that keeps only values and depths, for speed. */

@@ -1,4 +1,5 @@
 import { InexactInteger } from './exact-integers.js';
+import { fieldPath } from './field-path.js';
 
 /**
  * Values that JSON can carry but the store cannot keep as sent: PostgreSQL text and jsonb refuse
@@ -35,12 +36,11 @@ function frameOf(value: object, parent: Frame | null, key: string | number): Fra
     : { value: value as Record<string, unknown>, keys: Object.keys(value), next: 0, parent, key };
 }
 
-/** `eventData.list[2].x` for child `key` of `frame` (worked out only for a message). */
+/** The path of child `key` of `frame` (worked out only for a message). */
 function pathOf(frame: Frame, key: string | number): string {
   const keys = [key];
   for (let at: Frame | null = frame; at.parent; at = at.parent) keys.push(at.key);
-  const path = keys.reverse().reduce<string>((text, k) => (typeof k === 'number' ? `${text}[${k}]` : text ? `${text}.${k}` : k), '');
-  return path.startsWith('[') ? `body${path}` : path;
+  return fieldPath(keys.reverse());
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { schemasDir } from '../paths.js';
+import { fieldPath } from './field-path.js';
 import { unstorableValue } from './storable.js';
 import { dateTimeHint, dateTimeProblem, toUtcInstant } from './timestamps.js';
 
@@ -11,10 +12,11 @@ export type SchemaName = 'user' | 'event' | 'product' | 'product-event';
 // ajv-formats is CommonJS: under NodeNext its plugin is the `default` of the module object.
 const addFormats = ajvFormats.default;
 
+/** Names the field at ajv's `instancePath` (`/list/2/x`), or its child `property`; a number there is taken as an index. */
 function fieldName(instancePath: string, property?: string): string {
   const parts = instancePath.split('/').slice(1);
   if (property !== undefined) parts.push(property);
-  return parts.reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
+  return fieldPath(parts.map((part) => (/^\d+$/.test(part) ? Number(part) : part)));
 }
 
 function typeWords(type: unknown): string {

@@ -15,9 +15,20 @@ export interface CliResult {
 }
 
 /** Runs `tracking <args>` as a user would, on the database and event store of `app`. */
-export async function tracking(app: TestApp, ...args: string[]): Promise<CliResult> {
+export function tracking(app: TestApp, ...args: string[]): Promise<CliResult> {
   const { eventStoreUrl } = app.services.config;
-  const env = { ...process.env, DATABASE_URL: app.database.url, LOG_LEVEL: 'warn', ...(eventStoreUrl && { EVENTSTORE_URL: eventStoreUrl }) };
+  return runTracking({ DATABASE_URL: app.database.url, ...(eventStoreUrl && { EVENTSTORE_URL: eventStoreUrl }) }, args);
+}
+
+/** `tracking <args>` on the embedded database of `dataDir`, as a user runs it without DATABASE_URL. */
+export function trackingOnDataDir(dataDir: string, ...args: string[]): Promise<CliResult> {
+  return runTracking({ DATA_DIR: dataDir, LOG_FORMAT: 'json', DATABASE_URL: undefined, EVENTSTORE_URL: undefined }, args);
+}
+
+/** `settings` are added to this process's environment; a setting given as undefined is removed from it. */
+async function runTracking(settings: NodeJS.ProcessEnv, args: string[]): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...settings };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   try {
     const { stdout, stderr } = await run(node, [bin, ...args], { env });
     return { code: 0, stdout, stderr };
