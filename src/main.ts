@@ -1,22 +1,12 @@
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import type { RunningService } from './server.js';
-import { onStopSignals } from './stop-signals.js';
+import { onStopSignals, stopAndExit } from './stop-signals.js';
 
 const log = createLogger();
 
 let service: RunningService | null = null;
 let stopRequested = false;
-
-function stopAndExit(running: RunningService): void {
-  running.stop().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
-}
 
 // A signal during start-up stops the service as soon as it is up. Exiting at once leaves the
 // embedded server to a fast shutdown of its own (it is told so on exit).
@@ -24,7 +14,7 @@ onStopSignals(
   log,
   () => {
     stopRequested = true;
-    if (service) stopAndExit(service);
+    if (service) stopAndExit(log, service.stop);
   },
   () => process.exit(1),
 );
@@ -32,7 +22,7 @@ onStopSignals(
 try {
   const { startService } = await import('./server.js');
   service = await startService(loadConfig(), log, { ownSession: true });
-  if (stopRequested) stopAndExit(service);
+  if (stopRequested) stopAndExit(log, service.stop);
 } catch (error) {
   log.fatal({ err: error }, 'service failed to start');
   process.exit(1);

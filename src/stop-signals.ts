@@ -30,3 +30,14 @@ export function onStopSignals(log: Logger, stop: (signal: NodeJS.Signals) => voi
   };
   for (const signal of signals) process.on(signal, onSignal);
 }
+
+/** Runs a graceful stop, then exits: 0 when it finished, 1 (logged) when it failed. */
+export function stopAndExit(log: Logger, stop: () => Promise<void>): void {
+  stop().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
+}

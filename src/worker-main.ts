@@ -7,7 +7,7 @@ import { createEventStore } from './eventstore/index.js';
 import { createLogger } from './logger.js';
 import { Metrics } from './metrics.js';
 import { startOpsServer } from './ops-server.js';
-import { onStopSignals } from './stop-signals.js';
+import { onStopSignals, stopAndExit } from './stop-signals.js';
 
 /**
  * `npm run worker`: the projection workers alone, for scale-out. Each projection is active in one
@@ -18,22 +18,12 @@ const log = createLogger(config.logLevel);
 let stopping = false;
 let stop: (() => Promise<void>) | null = null;
 
-function stopAndExit(stopWorker: () => Promise<void>): void {
-  stopWorker().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    },
-  );
-}
-
 // A signal during start-up stops the worker as soon as it is up.
 onStopSignals(
   log,
   () => {
     stopping = true;
-    if (stop) stopAndExit(stop);
+    if (stop) stopAndExit(log, stop);
   },
   () => {
     log.warn('exiting before the shutdown finished: the projections resume from their checkpoints at the next start');
@@ -75,7 +65,7 @@ try {
     await database.stop();
     log.info('stopped');
   };
-  if (stopping) stopAndExit(stop);
+  if (stopping) stopAndExit(log, stop);
 } catch (error) {
   log.fatal({ err: error }, 'projection worker failed to start');
   process.exit(1);
