@@ -1,5 +1,5 @@
 /** The EventStoreDB test double in a process of its own (for `npm run bench:esdb`): prints its connection string. */
-import { EsdbTestServer } from '../test/support/esdb-test-server.js';
+import { EsdbTestServer } from '../testing/esdb-test-server.js';
 
 const server = await EsdbTestServer.start();
 process.stdout.write(`${server.connectionString}\n`);

@@ -1,6 +1,6 @@
 import { projections } from '../projections/index.js';
-import { rebuildProjection, type RebuildResult } from '../projections/rebuild.js';
-import { SharedCatchUp } from '../projections/shared-read.js';
+import { rebuildProjection, type RebuildResult } from '../projections/runner/rebuild.js';
+import { SharedCatchUp } from '../projections/runner/shared-catch-up.js';
 import { loadConfig } from '../src/config.js';
 import { createPool } from '../src/db/pool.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';

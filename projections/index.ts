@@ -1,13 +1,13 @@
 import { createPool, type ServerAddress } from '../src/db/pool.js';
-import { leadsProjection } from './leads.js';
-import { productsProjection } from './products.js';
-import type { Projection } from './projection.js';
-import { ProjectionRunner, type RunnerOptions } from './runner.js';
-import { SharedCatchUp } from './shared-read.js';
-import { trackIndexProjection } from './track-index.js';
-import { userEventsProjection } from './user-events.js';
+import { leadsProjection } from './leads/projection.js';
+import { productsProjection } from './products/projection.js';
+import type { Projection } from './runner/projection.js';
+import { ProjectionRunner, type RunnerOptions } from './runner/runner.js';
+import { SharedCatchUp } from './runner/shared-catch-up.js';
+import { trackIndexProjection } from './track-index/projection.js';
+import { userEventsProjection } from './user-events/projection.js';
 
-export type { Projection } from './projection.js';
+export type { Projection } from './runner/projection.js';
 
 /** Every projection, each with its own checkpoint, lock and worker. */
 export const projections: readonly Projection[] = [leadsProjection, userEventsProjection, productsProjection, trackIndexProjection];

@@ -1,5 +1,5 @@
 import { defaultPageBytes } from '../src/eventstore/port.js';
-import type { Db } from './projection.js';
+import type { Db } from './runner/projection.js';
 
 /**
  * The one way projections write rows: $1 is a JSON array of objects keyed by column name, which

@@ -5,7 +5,7 @@ import { quickPing, type Pool } from './db/pool.js';
 import type { EventStore } from './eventstore/port.js';
 import { requestIdHeader, requestIdOf } from './http/access-log.js';
 import type { Logger } from './logger.js';
-import type { RunnerState } from '../projections/runner.js';
+import type { RunnerState } from '../projections/runner/runner.js';
 
 export interface WorkerHealth {
   registry: Registry;

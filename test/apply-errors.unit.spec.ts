@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isDataError } from '../projections/apply-errors.js';
+import { isDataError } from '../projections/runner/apply-errors.js';
 
 const pgError = (code: string, message = 'from PostgreSQL'): Error => Object.assign(new Error(message), { code, severity: 'ERROR' });
 

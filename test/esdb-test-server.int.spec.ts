@@ -15,7 +15,7 @@ import {
   type Position,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { EsdbTestServer } from './support/esdb-test-server.js';
+import { EsdbTestServer } from '../testing/esdb-test-server.js';
 
 type Recorded = NonNullable<ResolvedEvent['event']>;
 

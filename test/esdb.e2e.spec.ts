@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { NewEvent, RecordedEvent } from '../src/eventstore/port.js';
 import { adminToken, TestApp, type Credentials } from './support/app.js';
-import { EsdbTestServer } from './support/esdb-test-server.js';
+import { EsdbTestServer } from '../testing/esdb-test-server.js';
 import { allowConnections } from './support/event-stores.js';
 import { queued, requestError } from './support/replies.js';
 

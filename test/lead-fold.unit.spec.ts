@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { EventType, RecordedEvent } from '../src/eventstore/port.js';
-import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow } from '../projections/lead-fold.js';
+import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow } from '../projections/leads/fold.js';
 
 /**
  * The leads fold on hand-built events. `project` plays the part of projections/leads.ts: for each

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Config } from '../src/config.js';
-import type { Lead, TimelineEvent } from '../src/read/leads.js';
+import type { Lead, TimelineEvent } from '../projections/leads/queries.js';
 import { adminToken, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { bulkResults, queued, requestError } from './support/replies.js';
 

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { createPool } from '../src/db/pool.js';
 import { freePort } from '../src/net.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
-import { leadsProjection } from '../projections/leads.js';
-import { ProjectionRunner } from '../projections/runner.js';
+import { leadsProjection } from '../projections/leads/projection.js';
+import { ProjectionRunner } from '../projections/runner/runner.js';
 import { capturedLog, levels } from './support/log-lines.js';
 
 describe('projection runner: a database that stays away (int)', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { NewEvent } from '../src/eventstore/port.js';
 import { TestApp, type Credentials } from './support/app.js';
-import { EsdbTestServer } from './support/esdb-test-server.js';
+import { EsdbTestServer } from '../testing/esdb-test-server.js';
 import { queued } from './support/replies.js';
 
 /**

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { leadsProjection } from '../projections/leads.js';
-import { rebuildProjection } from '../projections/rebuild.js';
-import type { ProjectionStatus } from '../projections/status.js';
+import { leadsProjection } from '../projections/leads/projection.js';
+import { rebuildProjection } from '../projections/runner/rebuild.js';
+import type { ProjectionStatus } from '../projections/runner/status.js';
 import { createLogger } from '../src/logger.js';
 import { TestApp, type Credentials } from './support/app.js';
 import { asAdmin } from './support/database.js';

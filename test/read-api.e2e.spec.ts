@@ -5,7 +5,7 @@ import { createLogger } from '../src/logger.js';
 import { adminToken, eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
 import { asAdmin, freshDatabase, type TestDatabase } from './support/database.js';
 import { bulkResults, queued, requestError, uuidPattern } from './support/replies.js';
-import type { Lead, LeadPage } from '../src/read/leads.js';
+import type { Lead, LeadPage } from '../projections/leads/queries.js';
 
 /** The read API: searching and paging leads, trackID lookups, and who may read what. */
 

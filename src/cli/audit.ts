@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../eventstore/port.js';
-import { describeEvent, eventsOfTrackId } from '../read/track.js';
+import { describeEvent, eventsOfTrackId } from '../../projections/track-index/queries.js';
 import { CliError, withContext } from './context.js';
 
 function printEvent(event: RecordedEvent, marked: boolean): void {

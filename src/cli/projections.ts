@@ -1,10 +1,10 @@
 import cliProgress from 'cli-progress';
 import { projectionNamed, projections } from '../../projections/index.js';
-import type { Projection } from '../../projections/projection.js';
-import { rebuildProjection } from '../../projections/rebuild.js';
-import { retryParked } from '../../projections/retry.js';
-import { SharedCatchUp } from '../../projections/shared-read.js';
-import { projectionStatus, type ProjectionStatus } from '../../projections/status.js';
+import type { Projection } from '../../projections/runner/projection.js';
+import { rebuildProjection } from '../../projections/runner/rebuild.js';
+import { retryParked } from '../../projections/runner/retry.js';
+import { SharedCatchUp } from '../../projections/runner/shared-catch-up.js';
+import { projectionStatus, type ProjectionStatus } from '../../projections/runner/status.js';
 import { CliError, withContext } from './context.js';
 
 function describeStatus(s: ProjectionStatus): string {

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
-import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../read/leads.js';
-import { describeEvent, eventsOfTrackId } from '../read/track.js';
+import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../../projections/leads/queries.js';
+import { describeEvent, eventsOfTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
 import { accountOf, accountReadAuth } from './auth.js';
 

@@ -8,9 +8,9 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services.js';
 import { freshDatabase, type TestDatabase } from './database.js';
-import { EsdbTestServer } from './esdb-test-server.js';
+import { EsdbTestServer } from '../../testing/esdb-test-server.js';
 import { projections, startProjectionWorkers } from '../../projections/index.js';
-import { selectCheckpoint, type CheckpointRow } from '../../projections/checkpoints-sql.js';
+import { selectCheckpoint, type CheckpointRow } from '../../projections/runner/checkpoints-sql.js';
 
 export interface StartOptions {
   /** The database of another TestApp: two apps on one database behave like two processes. */

@@ -4,7 +4,7 @@ import type { EventStore } from '../../src/eventstore/port.js';
 import { PostgresEventStore } from '../../src/eventstore/postgres.js';
 import { createLogger } from '../../src/logger.js';
 import { asAdmin, freshDatabase, type TestDatabase } from './database.js';
-import { EsdbTestServer } from './esdb-test-server.js';
+import { EsdbTestServer } from '../../testing/esdb-test-server.js';
 
 /** A store under test, with the means to take its server away and bring it back. */
 export interface StoreUnderTest {

@@ -1,6 +1,6 @@
-import { eventTypes, type RecordedEvent } from '../src/eventstore/port.js';
-import type { Db, Projection } from './projection.js';
-import { insertRows, onceByEventId, writeRows } from './rows-sql.js';
+import { eventTypes, type RecordedEvent } from '../../src/eventstore/port.js';
+import type { Db, Projection } from '../runner/projection.js';
+import { insertRows, onceByEventId, writeRows } from '../rows-sql.js';
 
 const insertTrackIndex = insertRows(
   'track_index',

@@ -1,6 +1,6 @@
-import type { Pool } from '../src/db/pool.js';
-import type { EventStore } from '../src/eventstore/port.js';
-import type { Logger } from '../src/logger.js';
+import type { Pool } from '../../src/db/pool.js';
+import type { EventStore } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
 import { dataErrorFields, isDataError, messageOf, sqlstateOf } from './apply-errors.js';
 import * as checkpointSql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';

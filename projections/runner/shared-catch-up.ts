@@ -1,4 +1,4 @@
-import { defaultPageBytes, maxEventsAhead, type EventStore, type ReadAllResult, type ReadFilter } from '../src/eventstore/port.js';
+import { defaultPageBytes, maxEventsAhead, type EventStore, type ReadAllResult, type ReadFilter } from '../../src/eventstore/port.js';
 
 /** What a projection runner reads the event store with. */
 export type CatchUpSource = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds'>;

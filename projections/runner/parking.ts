@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import type { Logger } from '../src/logger.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
 import { dataErrorFields, isDataError, messageOf, sqlstateOf } from './apply-errors.js';
 import * as sql from './parked-sql.js';
 import type { Db, Projection } from './projection.js';

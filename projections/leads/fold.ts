@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../src/eventstore/port.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
 
 /**
  * The leads fold: how UserUpserted and ProfilesMerged change lead rows, as pure functions of the

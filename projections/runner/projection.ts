@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { EventType, RecordedEvent } from '../src/eventstore/port.js';
+import type { EventType, RecordedEvent } from '../../src/eventstore/port.js';
 
 /** A connection inside the batch's transaction. */
 export type Db = pg.ClientBase;

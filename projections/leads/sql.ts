@@ -1,6 +1,6 @@
 /** SQL of the leads projection. Rows travel as JSON keyed by column name, in both directions. */
 
-import { insertRows } from './rows-sql.js';
+import { insertRows } from '../rows-sql.js';
 
 /** Every column of `leads`, in table order (json_populate_recordset fills them by name). */
 const leadColumns = [

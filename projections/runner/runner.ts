@@ -1,16 +1,16 @@
 import { hostname } from 'node:os';
 import type pg from 'pg';
-import type { Pool } from '../src/db/pool.js';
-import { defaultPageBytes } from '../src/eventstore/port.js';
-import type { Logger } from '../src/logger.js';
-import type { Metrics } from '../src/metrics.js';
+import type { Pool } from '../../src/db/pool.js';
+import { defaultPageBytes } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
+import type { Metrics } from '../../src/metrics.js';
 import { applyPage } from './batch.js';
 import { FailureBackoff } from './failure-backoff.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import * as parkedSql from './parked-sql.js';
 import type { Projection } from './projection.js';
-import type { CatchUpSource } from './shared-read.js';
+import type { CatchUpSource } from './shared-catch-up.js';
 
 export interface RunnerOptions {
   /** The read-model database; each runner keeps one of its connections for as long as it runs. */

@@ -1,4 +1,4 @@
-import { isUnavailableError } from '../src/db/errors.js';
+import { isUnavailableError } from '../../src/db/errors.js';
 
 /** The SQLSTATE of a PostgreSQL error; null for any other error (a Node socket error has a code too). */
 export function sqlstateOf(error: unknown): string | null {

@@ -1,8 +1,8 @@
-import type { Pool } from '../src/db/pool.js';
-import type { EventStore } from '../src/eventstore/port.js';
+import type { Pool } from '../../src/db/pool.js';
+import type { EventStore } from '../../src/eventstore/port.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
-import { projections } from './index.js';
+import { projections } from '../index.js';
 import * as parkedSql from './parked-sql.js';
 import type { ParkedRow } from './parked-sql.js';
 

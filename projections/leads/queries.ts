@@ -1,4 +1,4 @@
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../../src/db/pool.js';
 
 /** Read queries on the leads model (DESIGN 8). */
 

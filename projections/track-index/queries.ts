@@ -1,5 +1,5 @@
-import type { Pool } from '../db/pool.js';
-import type { EventStore, RecordedEvent } from '../eventstore/port.js';
+import type { Pool } from '../../src/db/pool.js';
+import type { EventStore, RecordedEvent } from '../../src/eventstore/port.js';
 
 /** Where the track index says the events of a trackID are stored, oldest first. */
 const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM track_index

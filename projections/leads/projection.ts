@@ -1,8 +1,8 @@
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow, type ProfileKind } from './lead-fold.js';
-import * as sql from './leads-sql.js';
-import type { Db, Projection } from './projection.js';
-import { writeRows } from './rows-sql.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow, type ProfileKind } from './fold.js';
+import * as sql from './sql.js';
+import type { Db, Projection } from '../runner/projection.js';
+import { writeRows } from '../rows-sql.js';
 
 /** Leads: one row per profile, known or anonymous, from UserUpserted and ProfilesMerged. */
 export const leadsProjection: Projection = {

@@ -1,11 +1,11 @@
-import type { Pool } from '../src/db/pool.js';
-import type { EventStore } from '../src/eventstore/port.js';
-import type { Logger } from '../src/logger.js';
+import type { Pool } from '../../src/db/pool.js';
+import type { EventStore } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import type { Projection } from './projection.js';
 import { ProjectionRunner } from './runner.js';
-import type { CatchUpSource } from './shared-read.js';
+import type { CatchUpSource } from './shared-catch-up.js';
 
 export interface RebuildProgress {
   applied: number;

@@ -1,4 +1,4 @@
-import type { Logger } from '../src/logger.js';
+import type { Logger } from '../../src/logger.js';
 
 const minRetryMs = 100;
 const maxRetryMs = 5_000;

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { ReadAllResult, RecordedEvent } from '../src/eventstore/port.js';
-import type { Logger } from '../src/logger.js';
+import type { ReadAllResult, RecordedEvent } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
 import { dataErrorFields, isDataError } from './apply-errors.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';

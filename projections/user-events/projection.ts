@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import type { Db, Projection } from './projection.js';
-import { eventRowColumns, insertRows, onceByEventId, writeRows } from './rows-sql.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import type { Db, Projection } from '../runner/projection.js';
+import { eventRowColumns, insertRows, onceByEventId, writeRows } from '../rows-sql.js';
 
 /** Data of an EventTracked event (docs/events.md). */
 interface EventTracked {
