@@ -8,7 +8,7 @@ import { BodyBudget } from './http/body-budget.js';
 import { IngestRateLimits } from './http/rate-limit.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
 import { IdentityMap } from './ingest/identity-map.js';
-import { IdempotencyKeys } from './ingest/track-ids.js';
+import { IdempotencyKeys } from './ingest/idempotency.js';
 import { Validator } from './ingest/validation.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';

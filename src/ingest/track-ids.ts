@@ -1,13 +1,4 @@
-import { createHash } from 'node:crypto';
 import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
-import type { Pool } from '../db/pool.js';
-import { AppError, badRequest } from '../errors.js';
-
-/** Namespace of the service's name-based (v5) ids. */
-const namespace = '6f1c2b0e-4a57-4d4e-9a7e-2f3b8c9d1e05';
-
-export const idempotencyWindowHours = 24;
-const maxKeyLength = 255;
 
 /** Gives the trackID of element `index` of a request. */
 export type TrackIds = (index: number) => string;
@@ -17,80 +8,4 @@ export const freshTrackIds: TrackIds = () => uuidv7();
 /** The id of a second event made by one request (the merge after an upsert), derived from its trackID. */
 export function derivedEventId(trackId: string, purpose: string): string {
   return uuidv5(purpose, trackId);
-}
-
-// Window starts are whole milliseconds, so that the JavaScript Date read back matches them exactly.
-// An expired window starts afresh, for whatever body comes now.
-const openWindow = `INSERT INTO idempotency_keys AS k (account_id, endpoint, key, window_start, body_hash)
-  VALUES ($1, $2, $3, date_trunc('milliseconds', now()), $5)
-  ON CONFLICT (account_id, endpoint, key) DO UPDATE SET
-    window_start = CASE WHEN k.window_start < now() - make_interval(hours => $4)
-                        THEN date_trunc('milliseconds', now()) ELSE k.window_start END,
-    body_hash = CASE WHEN k.window_start < now() - make_interval(hours => $4) THEN $5 ELSE k.body_hash END,
-    reply = CASE WHEN k.window_start < now() - make_interval(hours => $4) THEN NULL ELSE k.reply END
-  RETURNING window_start, body_hash, reply`;
-
-const recordReply = `UPDATE idempotency_keys SET reply = $5
-  WHERE account_id = $1 AND endpoint = $2 AND key = $3 AND window_start = $4 AND reply IS NULL`;
-
-const release = `DELETE FROM idempotency_keys
-  WHERE account_id = $1 AND endpoint = $2 AND key = $3 AND window_start = $4 AND body_hash = $5 AND reply IS NULL`;
-
-const forgetExpired = `DELETE FROM idempotency_keys WHERE window_start < now() - make_interval(hours => $1)`;
-
-/** A request's Idempotency-Key: its trackIDs, and the reply to replay if it was answered before. */
-export interface IdempotentRequest {
-  trackIds: TrackIds;
-  /** The reply recorded for the first request of the window, if it was answered 200. */
-  recordedReply: unknown;
-  record(reply: unknown): Promise<void>;
-  /** Frees the key of a request that stored nothing (its item was invalid), for a corrected retry. */
-  release(): Promise<void>;
-}
-
-/**
- * With an Idempotency-Key, trackIDs are name-based: the same account, endpoint, key and element
- * give the same id within the key's 24-hour window, and the event store's dedup on event id makes a
- * retry store nothing new. Once the first request was answered, a repeat gets that reply again
- * without running. The key is bound to the body of its first request: another body is refused
- * (422), so two different requests can never share trackIDs.
- */
-export class IdempotencyKeys {
-  constructor(private readonly pool: Pool) {}
-
-  async open(accountId: string, endpoint: string, key: string, body: unknown): Promise<IdempotentRequest> {
-    if (key.length === 0 || key.length > maxKeyLength) {
-      throw badRequest(`Idempotency-Key must be 1 to ${maxKeyLength} characters`);
-    }
-    const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest();
-    const { rows } = await this.pool.query<{ window_start: Date; body_hash: Buffer; reply: unknown }>(openWindow, [
-      accountId,
-      endpoint,
-      key,
-      idempotencyWindowHours,
-      bodyHash,
-    ]);
-    const row = rows[0] as { window_start: Date; body_hash: Buffer; reply: unknown };
-    if (!row.body_hash.equals(bodyHash)) {
-      throw new AppError(422, 'this Idempotency-Key was used with another body in the last 24 hours', 'request', 'idempotency_mismatch');
-    }
-    const windowStart = row.window_start;
-    const seed = `${accountId}\n${endpoint}\n${key}\n${windowStart.getTime()}`;
-    return {
-      trackIds: (index) => uuidv5(`${seed}\n${index}`, namespace),
-      recordedReply: row.reply,
-      record: async (reply) => {
-        await this.pool.query(recordReply, [accountId, endpoint, key, windowStart, JSON.stringify(reply)]);
-      },
-      release: async () => {
-        await this.pool.query(release, [accountId, endpoint, key, windowStart, bodyHash]);
-      },
-    };
-  }
-
-  /** Deletes keys whose window is over (their rows only matter within it). */
-  async forgetExpired(): Promise<number> {
-    const { rowCount } = await this.pool.query(forgetExpired, [idempotencyWindowHours]);
-    return rowCount ?? 0;
-  }
 }
