@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Db, Projection } from '../runner/projection.js';
-import { eventRowColumns, insertRows, onceByEventId, writeRows } from '../rows-sql.js';
+import { writeRows } from '../rows-sql.js';
+import { insertProductEvents, upsertProducts } from './sql.js';
 
 /** Data of ProductSubmitted and ProductEventTracked events (docs/events.md). */
 interface ProductSubmitted {
@@ -29,17 +30,6 @@ interface ProductChange {
   created_at: string;
   changed_at: string;
 }
-
-/** The latest submission wins; `version` counts the submissions. */
-const upsertProducts = insertRows(
-  'products',
-  ['account_id', 'product_id', 'properties', 'sent_by_user_id', 'version', 'created_position', 'created_at', 'changed_at'],
-  `(account_id, product_id) DO UPDATE SET
-    properties = excluded.properties, sent_by_user_id = excluded.sent_by_user_id,
-    version = products.version + excluded.version, changed_at = excluded.changed_at`,
-);
-
-const insertProductEvents = insertRows('product_events', ['event_id', 'account_id', 'product_id', 'user_id', ...eventRowColumns], onceByEventId);
 
 /** Products (latest properties, who sent them) and product events. */
 export const productsProjection: Projection = {

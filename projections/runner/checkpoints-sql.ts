@@ -89,6 +89,12 @@ export function parseSessionName(name: string): { projection: string; worker: st
   return { projection, worker };
 }
 
+/** $1 the session's name (sessionName). */
+export const nameSession = "SELECT set_config('application_name', $1, false)";
+
+/** $1 how long an idle session lives, e.g. '30000ms'. */
+export const setIdleSessionTimeout = "SELECT set_config('idle_session_timeout', $1, false)";
+
 /** Sessions of projection workers in this database (active and standby). */
 export const workerSessions = `SELECT pid, application_name FROM pg_stat_activity
   WHERE datname = current_database() AND application_name LIKE '${sessionPrefix} %'`;

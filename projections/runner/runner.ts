@@ -110,7 +110,7 @@ export class ProjectionRunner {
       let failed = false;
       try {
         client = await this.options.pool.connect();
-        await client.query("SELECT set_config('application_name', $1, false)", [sql.sessionName(this.projection.name, workerName)]);
+        await client.query(sql.nameSession, [sql.sessionName(this.projection.name, workerName)]);
         await this.endIfClientVanishes(client);
         if (!(await this.takeLock(client))) break;
         this.setState('active');
@@ -140,7 +140,7 @@ export class ProjectionRunner {
   private async endIfClientVanishes(client: pg.PoolClient): Promise<void> {
     const longestPauseMs = Math.max(this.options.pollMs ?? 100, this.options.lockRetryMs ?? 1_000);
     const timeout = `${Math.max(30_000, longestPauseMs * 3)}ms`;
-    await client.query("SELECT set_config('idle_session_timeout', $1, false)", [timeout]).catch(() => undefined);
+    await client.query(sql.setIdleSessionTimeout, [timeout]).catch(() => undefined);
   }
 
   /** Waits, as a standby, until this worker holds the projection's lock; false when stopped first. */

@@ -1,12 +1,7 @@
 import { eventTypes, type RecordedEvent } from '../../src/eventstore/port.js';
 import type { Db, Projection } from '../runner/projection.js';
-import { insertRows, onceByEventId, writeRows } from '../rows-sql.js';
-
-const insertTrackIndex = insertRows(
-  'track_index',
-  ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'],
-  onceByEventId,
-);
+import { writeRows } from '../rows-sql.js';
+import { insertTrackIndex } from './sql.js';
 
 /** trackID to its stored event(s): where auditors start. */
 export const trackIndexProjection: Projection = {

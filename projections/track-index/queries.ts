@@ -1,10 +1,6 @@
 import type { Pool } from '../../src/db/pool.js';
 import type { EventStore, RecordedEvent } from '../../src/eventstore/port.js';
-
-/** Where the track index says the events of a trackID are stored, oldest first. */
-const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM track_index
-  WHERE track_id = $1 AND ($2::uuid IS NULL OR account_id = $2)
-  ORDER BY global_position`;
+import { trackedEvents } from './sql.js';
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Db, Projection } from '../runner/projection.js';
-import { eventRowColumns, insertRows, onceByEventId, writeRows } from '../rows-sql.js';
+import { writeRows } from '../rows-sql.js';
+import { insertUserEvents } from './sql.js';
 
 /** Data of an EventTracked event (docs/events.md). */
 interface EventTracked {
@@ -11,8 +12,6 @@ interface EventTracked {
   eventTimeUtc: string;
   eventData: Record<string, unknown>;
 }
-
-const insertUserEvents = insertRows('user_events', ['event_id', 'account_id', 'user_id', 'anonymous_id', ...eventRowColumns], onceByEventId);
 
 /** User events: the timeline of each profile (the /events endpoint). */
 export const userEventsProjection: Projection = {
