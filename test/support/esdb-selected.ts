@@ -1,5 +1,6 @@
 /**
- * Loaded first by `.mocharc.esdb.json`: the end-to-end specs of ingestion and projections run again
- * with the EventStoreDB adapter selected (support/app.ts starts an EventStoreDB test double per app).
+ * Loaded first by `.mocharc.esdb.json`: the specs in test/any-store/ (what must hold on either event
+ * store) run again with the EventStoreDB adapter selected (support/app.ts starts an EventStoreDB test
+ * double per app).
  */
 process.env.TEST_EVENT_STORE = 'esdb';

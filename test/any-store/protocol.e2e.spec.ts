@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { adminToken, servedApp, TestApp, type Credentials } from './support/app.js';
-import { bulkResults, itemError, queued, requestError, storesNothing } from './support/replies.js';
+import { adminToken, servedApp, TestApp, type Credentials } from '../support/app.js';
+import { bulkResults, itemError, queued, requestError, storesNothing } from '../support/replies.js';
 
 const event = { userId: 'u-1', eventName: 'Viewed' };
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
-import { bulkResults, eventsOfType, queued, requestError } from './support/replies.js';
+import { servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
+import { bulkResults, eventsOfType, queued, requestError } from '../support/replies.js';
 
 const user = { userId: 'u-1', attributes: { plan: 'gold' } };
 const productEvent = { productId: 'p-1', userId: 'u-1', eventName: 'Viewed' };

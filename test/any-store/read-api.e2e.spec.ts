@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { migrate } from '../src/db/migrate.js';
-import { withDatabase } from '../src/db/pool.js';
-import { createLogger } from '../src/logger.js';
-import { adminToken, eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
-import { asAdmin, freshDatabase, type TestDatabase } from './support/database.js';
-import { bulkResults, queued, requestError, uuidPattern } from './support/replies.js';
-import type { Lead, LeadPage } from '../projections/leads/queries.js';
+import { migrate } from '../../src/db/migrate.js';
+import { withDatabase } from '../../src/db/pool.js';
+import { createLogger } from '../../src/logger.js';
+import { adminToken, eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
+import { asAdmin, freshDatabase, type TestDatabase } from '../support/database.js';
+import { bulkResults, queued, requestError, uuidPattern } from '../support/replies.js';
+import type { Lead, LeadPage } from '../../projections/leads/queries.js';
 
 /** The read API: searching and paging leads, trackID lookups, and who may read what. */
 

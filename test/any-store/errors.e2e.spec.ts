@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { eventStoreUnderTest, TestApp, type Credentials } from './support/app.js';
-import { capturedLog, type LogLine } from './support/log-lines.js';
+import { eventStoreUnderTest, TestApp, type Credentials } from '../support/app.js';
+import { capturedLog, type LogLine } from '../support/log-lines.js';
 
 describe('unexpected errors and logs (e2e)', () => {
   let app: TestApp;

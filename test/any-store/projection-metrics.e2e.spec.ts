@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { servedApp, type Credentials, type TestApp } from './support/app.js';
-import { sample } from './support/metrics.js';
-import { queued } from './support/replies.js';
+import { servedApp, type Credentials, type TestApp } from '../support/app.js';
+import { sample } from '../support/metrics.js';
+import { queued } from '../support/replies.js';
 
 describe('projection metrics (e2e)', () => {
   let app: TestApp;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { servedApp, TestApp, type Credentials, type SingleReply } from './support/app.js';
+import { servedApp, TestApp, type Credentials, type SingleReply } from '../support/app.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

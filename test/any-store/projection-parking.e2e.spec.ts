@@ -1,15 +1,15 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { leadsProjection } from '../projections/leads/projection.js';
-import { rebuildProjection } from '../projections/runner/rebuild.js';
-import type { ProjectionStatus } from '../projections/runner/status.js';
-import { createLogger } from '../src/logger.js';
-import { TestApp, type Credentials } from './support/app.js';
-import { asAdmin } from './support/database.js';
-import { tracking } from './support/cli.js';
-import { capturedLog } from './support/log-lines.js';
-import { sample } from './support/metrics.js';
-import { queued } from './support/replies.js';
+import { leadsProjection } from '../../projections/leads/projection.js';
+import { rebuildProjection } from '../../projections/runner/rebuild.js';
+import type { ProjectionStatus } from '../../projections/runner/status.js';
+import { createLogger } from '../../src/logger.js';
+import { TestApp, type Credentials } from '../support/app.js';
+import { asAdmin } from '../support/database.js';
+import { tracking } from '../support/cli.js';
+import { capturedLog } from '../support/log-lines.js';
+import { sample } from '../support/metrics.js';
+import { queued } from '../support/replies.js';
 
 async function accountIdOf(app: TestApp, account: Credentials): Promise<string> {
   const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { servedApp, TestApp, type Credentials } from './support/app.js';
-import { accountIdOf, expectMetadata, itemError, queued, storesNothing } from './support/replies.js';
+import { servedApp, TestApp, type Credentials } from '../support/app.js';
+import { accountIdOf, expectMetadata, itemError, queued, storesNothing } from '../support/replies.js';
 
 const badEventTimes = ['2024-01-01T10:00:00+05', '2024-13-01T00:00:00', '2024-01-01 10:00:00', '2024-02-30T00:00:00'];
 const placeholderIds = ['null', 'undefined', 'anonymous', '0', 'guest', '[object Object]', '  '];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { TestApp, type Credentials } from './support/app.js';
-import { tracking } from './support/cli.js';
-import { queued } from './support/replies.js';
+import { TestApp, type Credentials } from '../support/app.js';
+import { tracking } from '../support/cli.js';
+import { queued } from '../support/replies.js';
 
 describe('the tracking command (e2e)', function () {
   this.timeout(60_000);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
-import { eventsOfType, itemError, queued, storesNothing } from './support/replies.js';
+import { eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
+import { eventsOfType, itemError, queued, storesNothing } from '../support/replies.js';
 
 describe('users: system and custom attributes (e2e)', () => {
   let app: TestApp;

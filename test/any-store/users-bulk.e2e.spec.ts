@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { servedApp, TestApp, type Credentials } from './support/app.js';
-import { bulkResults, eventsOfType, requestError, storesNothing, uuidPattern } from './support/replies.js';
+import { servedApp, TestApp, type Credentials } from '../support/app.js';
+import { bulkResults, eventsOfType, requestError, storesNothing, uuidPattern } from '../support/replies.js';
 
 describe('users bulk (e2e)', () => {
   let app: TestApp;

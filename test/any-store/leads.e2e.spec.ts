@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { Config } from '../src/config.js';
-import type { Lead, TimelineEvent } from '../projections/leads/queries.js';
-import { adminToken, servedApp, TestApp, type Credentials, type Reply } from './support/app.js';
-import { bulkResults, queued, requestError } from './support/replies.js';
+import type { Config } from '../../src/config.js';
+import type { Lead, TimelineEvent } from '../../projections/leads/queries.js';
+import { adminToken, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
+import { bulkResults, queued, requestError } from '../support/replies.js';
 
 /**
  * The leads read model as the read API shows it (GET /admin/v1/accounts/:license/leads/:id), built

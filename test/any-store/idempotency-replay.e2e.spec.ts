@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { servedApp, TestApp, type Credentials } from './support/app.js';
-import { eventsOfType, itemError, queued, requestError } from './support/replies.js';
+import { servedApp, TestApp, type Credentials } from '../support/app.js';
+import { eventsOfType, itemError, queued, requestError } from '../support/replies.js';
 
 const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
 
