@@ -3,7 +3,7 @@ import type { EventType, RecordedEvent } from '../src/eventstore/port.js';
 import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow } from '../projections/leads/fold.js';
 
 /**
- * The leads fold on hand-built events. `project` plays the part of projections/leads.ts: for each
+ * The leads fold on hand-built events. `project` plays the part of projections/leads/projection.ts: for each
  * batch it loads the rows and merges the batch may touch (by leadKeysOf, plus the known rows of
  * merges already stored), folds the batch in a LeadBook and writes back what changed, passing
  * every row through JSON as the database does.
