@@ -1,5 +1,5 @@
 /**
- * EsdbTestServer: a TEST DOUBLE of an EventStoreDB server, for tests only.
+ * EsdbTestServer: a TEST DOUBLE of an EventStoreDB server, for tests and the bench only.
  *
  * It keeps an in-memory log and speaks the real EventStoreDB gRPC protocol (the service definitions
  * shipped in `@eventstore/db-client/generated`), so the real `@eventstore/db-client` talks to it over
