@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { isUnavailableError } from '../db/errors.js';
 import { AppError, notFound, storeUnavailable } from '../errors.js';
+import { StoreUnavailableError } from '../eventstore/port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { routeOf } from './access-log.js';
@@ -38,13 +39,12 @@ export function errorHandler(log: Logger, metrics?: Metrics) {
       // compressed body, an aborted upload): its text may echo the request, so it is not repeated.
       req.log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
       appError = new AppError(status, clientErrorText(status), 'request', 'bad_request');
-    } else if (isUnavailableError(error)) {
+    } else if (error instanceof StoreUnavailableError || isUnavailableError(error)) {
       appError = storeUnavailable();
     } else {
       req.log.error({ err: error, route: req.route?.path }, 'unexpected error');
       appError = new AppError(500, 'internal error', 'request', 'internal');
     }
-    // Also the 503s the event store adapters make of a connection error themselves.
     if (appError.reason === 'store_unavailable') outage.refusedRequest(error, routeOf(req));
     res.locals.rejectReason = appError.reason;
     res.locals.itemRejected = appError.form === 'item';
