@@ -83,6 +83,18 @@ export const eventTypes = ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'Pr
 
 export type EventType = (typeof eventTypes)[number];
 
+/** The data fields of each event type: docs/events.md names each (test/event-contract.unit.spec.ts). */
+export const eventDataFields = {
+  UserUpserted: ['userId', 'anonymousId', 'profile', 'attributes', 'attributeTypes', 'instants'],
+  ProfilesMerged: ['userId', 'anonymousId'],
+  EventTracked: ['userId', 'anonymousId', 'eventName', 'eventTime', 'eventTimeUtc', 'eventData'],
+  ProductSubmitted: ['productId', 'userId', 'properties'],
+  ProductEventTracked: ['productId', 'userId', 'eventName', 'eventTime', 'eventTimeUtc', 'eventData'],
+} as const satisfies { [T in EventType]: readonly (keyof EventDataOf[T])[] };
+
+/** True only when eventDataFields lists every field of every type: a field added to a type and not listed fails to compile. */
+export const everyDataFieldListed: { [T in EventType]: Exclude<keyof EventDataOf[T], (typeof eventDataFields)[T][number]> }[EventType] extends never ? true : never = true;
+
 /** One event type with its data: a consumer that narrows on `type` gets the data's type. */
 export type TrackingEvent = { [T in EventType]: { type: T; data: EventDataOf[T] } }[EventType];
 

@@ -74,7 +74,10 @@ export const maxEventsAhead = 20_000;
 export interface ReadFilter {
   /** Only events of these types are returned; the checkpoint still moves past the others. */
   types?: readonly EventType[];
-  /** false: events come without `data` (an empty object), for readers that need only where and what. */
+  /**
+   * false: events come without `data` (an empty object, not their type's shape), for readers that
+   * need only where and what.
+   */
   data?: boolean;
   /** Bytes of data (JSON text) the page holds at most, past its first event; default defaultPageBytes. */
   maxBytes?: number;
