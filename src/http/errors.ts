@@ -1,11 +1,16 @@
 import type { NextFunction, Request, Response } from 'express';
 import { isUnavailableError } from '../db/errors.js';
-import { AppError, notFound, storeUnavailable } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { StoreUnavailableError } from '../eventstore/port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { routeOf } from './access-log.js';
 import { StoreOutage } from './store-outage.js';
+
+/** The 503 of a store that cannot be reached: StoreUnavailableError, or a database connection error. */
+export const storeUnavailable = (
+  message = 'the event store is unavailable; the item may not have been stored: retry later, with an Idempotency-Key to be safe',
+): AppError => new AppError(503, message, 'request', 'store_unavailable');
 
 export function sendError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers);
