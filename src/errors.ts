@@ -28,8 +28,3 @@ export const unauthorized = (message = 'invalid or missing credentials'): AppErr
   new AppError(401, message, 'request', 'unauthorized');
 
 export const notFound = (message = 'not found'): AppError => new AppError(404, message, 'request', 'not_found');
-
-export const storeUnavailable = (
-  message = 'the event store is unavailable; the item may not have been stored: retry later, with an Idempotency-Key to be safe',
-): AppError =>
-  new AppError(503, message, 'request', 'store_unavailable');

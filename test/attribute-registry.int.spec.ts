@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createAccount } from '../src/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { AttributeTypeRegistry } from '../src/ingest/attribute-registry.js';
+import { admitByTypes } from '../src/ingest/users.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 describe('attribute type registry (int)', () => {
@@ -27,7 +28,7 @@ describe('attribute type registry (int)', () => {
       const registries = pools.map((pool) => new AttributeTypeRegistry(pool));
       const checks = await Promise.all(
         registries.flatMap((registry, i) =>
-          [0, 1, 2].map((j) => registry.admit(accountId, [{ [key]: (i + j) % 2 === 0 ? 'number' : 'string' }])),
+          [0, 1, 2].map((j) => admitByTypes(registry, accountId, [{ [key]: (i + j) % 2 === 0 ? 'number' : 'string' }])),
         ),
       );
       const accepted = checks.filter(([admission]) => admission?.accepted).length;
@@ -46,7 +47,8 @@ describe('attribute type registry (int)', () => {
 
   it('within one batch the first accepted element registers the type; a rejected element registers nothing', async () => {
     const registry = new AttributeTypeRegistry(pools[0] as Pool);
-    const results = await registry.admit(
+    const results = await admitByTypes(
+      registry,
       accountId,
       [{ c: 'boolean' }, { a: 'number' }, { a: 'string', b: 'boolean' }, { b: 'datetime' }, { c: 'string' }],
       // The first element fails its other checks: its type of c must not count.

@@ -29,7 +29,7 @@ describe('on EventStoreDB (e2e)', function () {
   /** Appends stored events again, as the server may when its deduplication misses them. */
   const storeAgain = async (events: RecordedEvent[]): Promise<void> => {
     server.deduplicate = false;
-    const copies: NewEvent[] = events.map(({ id, stream, type, data, metadata }) => ({ id, stream, type, data, metadata }));
+    const copies: NewEvent[] = events.map(({ streamPosition: _position, globalPosition: _global, recordedAt: _recorded, ...copy }) => copy);
     for (const copy of copies) await app.services.store.append([copy]);
     server.deduplicate = true;
   };

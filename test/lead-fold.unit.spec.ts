@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { TrackingEvent } from '../src/eventstore/events.js';
 import type { EventType, RecordedEvent } from '../src/eventstore/port.js';
 import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow } from '../projections/leads/fold.js';
 
@@ -22,12 +23,12 @@ function recorded(type: EventType, data: Record<string, unknown>, accountId = ac
   const id = `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`;
   const stream = data.userId !== undefined ? `user-${accountId}-${String(data.userId)}` : `anonymous-${accountId}-${String(data.anonymousId)}`;
   return {
+    // The shapes of the data are those each test gives.
+    ...({ type, data } as TrackingEvent),
     id,
     stream,
     streamPosition: 0,
     globalPosition: position,
-    type,
-    data,
     metadata: { trackId: id, accountId, receivedAt: receivedAt(position), schemaVersion: 1 },
     recordedAt: receivedAt(position),
   };

@@ -1,7 +1,8 @@
 /** Positions and recorded events of the EventStoreDB adapter. */
 
 import type { Position, RecordedEvent as EsdbRecordedEvent } from '@eventstore/db-client';
-import { eventTypes, type EventMetadata, type EventType, type RecordedEvent } from './port.js';
+import { fromStored } from './events.js';
+import { eventTypes, type RecordedEvent } from './port.js';
 
 /** Matches exactly the service's event types: the only events of `$all` the adapter reads. */
 export const storedEventTypesRegex = `^(${eventTypes.join('|')})$`;
@@ -23,13 +24,16 @@ export function decodePosition(checkpoint: string): Position {
  */
 export function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
   return {
+    ...fromStored({ type: event.type, data: jsonObject(event.isJson ? event.data : {}), metadata: jsonObject(event.metadata ?? {}) }),
     id: event.id,
     stream: event.streamId,
     streamPosition: Number(event.revision),
     globalPosition: event.position ? Number(event.position.prepare) : -1,
-    type: event.type as EventType,
-    data: (event.isJson ? event.data : {}) as Record<string, unknown>,
-    metadata: (event.metadata ?? {}) as EventMetadata,
     recordedAt: event.created.toISOString(),
   };
+}
+
+/** The service writes JSON objects as data and metadata; anything else reads as an empty object. */
+function jsonObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }

@@ -10,11 +10,10 @@ import {
   isCommandError,
   type AppendResult,
 } from '@eventstore/db-client';
-import { storeUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { CatchUpFeed } from './esdb-catch-up.js';
 import { decodePosition, toRecorded } from './esdb-positions.js';
-import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent } from './port.js';
+import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
@@ -194,11 +193,11 @@ export class EsdbEventStore implements EventStore {
     clearTimeout(timer);
   }
 
-  /** A call that fails as unavailable, or does not answer in time, is a 503. */
+  /** A call that fails as unavailable, or does not answer in time, is StoreUnavailableError (503). */
   private async guard<T>(call: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(storeUnavailable()), this.timeoutMs + 1_000);
+      timer = setTimeout(() => reject(new StoreUnavailableError('the event store did not answer in time')), this.timeoutMs + 1_000);
     });
     try {
       return await Promise.race([call, timeout]);
@@ -210,7 +209,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   private translate(error: unknown): unknown {
-    return isUnavailable(error) ? storeUnavailable() : error;
+    return isUnavailable(error) ? new StoreUnavailableError(undefined, { cause: error }) : error;
   }
 }
 

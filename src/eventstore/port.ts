@@ -1,24 +1,13 @@
-/** Metadata carried by every stored event (DESIGN 4). */
-export interface EventMetadata {
-  trackId: string;
-  accountId: string;
-  receivedAt: string;
-  schemaVersion: number;
-  [key: string]: unknown;
-}
+import type { EventMetadata, EventType, TrackingEvent } from './events.js';
 
-/** Every event type the service stores (DESIGN 4). */
-export const eventTypes = ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'] as const;
+export { eventTypes, type EventMetadata, type EventType } from './events.js';
 
-export type EventType = (typeof eventTypes)[number];
-
-export interface NewEvent {
+/** An event to append: one of the contract's events, where it goes, and its metadata. */
+export type NewEvent<E extends TrackingEvent = TrackingEvent> = E & {
   id: string;
   stream: string;
-  type: EventType;
-  data: Record<string, unknown>;
   metadata: EventMetadata;
-}
+};
 
 export interface AppendedEvent {
   id: string;
@@ -33,15 +22,28 @@ export interface AppendedEvent {
   duplicate: boolean;
 }
 
-export interface RecordedEvent {
+/** A stored event, typed by the contract (events.ts `fromStored`). */
+export type RecordedEvent<E extends TrackingEvent = TrackingEvent> = E & {
   id: string;
   stream: string;
   streamPosition: number;
   globalPosition: number;
-  type: EventType;
-  data: Record<string, unknown>;
   metadata: EventMetadata;
   recordedAt: string;
+};
+
+/**
+ * The event store could not be reached, or did not answer in time: nothing is known to be stored,
+ * and a retry later may succeed. The HTTP layer answers it 503.
+ */
+export class StoreUnavailableError extends Error {
+  constructor(
+    message = 'the event store is unavailable',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
 }
 
 export interface ReadAllResult {
@@ -72,7 +74,10 @@ export const maxEventsAhead = 20_000;
 export interface ReadFilter {
   /** Only events of these types are returned; the checkpoint still moves past the others. */
   types?: readonly EventType[];
-  /** false: events come without `data` (an empty object), for readers that need only where and what. */
+  /**
+   * false: events come without `data` (an empty object, not their type's shape), for readers that
+   * need only where and what.
+   */
   data?: boolean;
   /** Bytes of data (JSON text) the page holds at most, past its first event; default defaultPageBytes. */
   maxBytes?: number;

@@ -1,8 +1,8 @@
 import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
-import { storeUnavailable } from '../errors.js';
+import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
-import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, type EventType, type EventMetadata } from './port.js';
+import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
 import * as sql from './postgres-sql.js';
 
 export interface PostgresEventStoreOptions {
@@ -29,20 +29,18 @@ interface EventRow {
   event_id: string;
   event_type: string;
   data: Record<string, unknown>;
-  metadata: EventMetadata;
+  metadata: Record<string, unknown>;
   recorded_at: Date;
   transaction_id: string;
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
   return {
+    ...fromStored({ type: row.event_type, data: row.data, metadata: row.metadata }),
     id: row.event_id,
     stream: row.stream_name,
     streamPosition: row.stream_position,
     globalPosition: row.global_position,
-    type: row.event_type as EventType,
-    data: row.data,
-    metadata: row.metadata,
     recordedAt: row.recorded_at.toISOString(),
   };
 }
@@ -162,7 +160,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private translate(error: unknown): unknown {
-    return isUnavailableError(error) ? storeUnavailable() : error;
+    return isUnavailableError(error) ? new StoreUnavailableError(undefined, { cause: error }) : error;
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {

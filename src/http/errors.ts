@@ -1,10 +1,16 @@
 import type { NextFunction, Request, Response } from 'express';
 import { isUnavailableError } from '../db/errors.js';
-import { AppError, notFound, storeUnavailable } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
+import { StoreUnavailableError } from '../eventstore/port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { routeOf } from './access-log.js';
 import { StoreOutage } from './store-outage.js';
+
+/** The 503 of a store that cannot be reached: StoreUnavailableError, or a database connection error. */
+export const storeUnavailable = (
+  message = 'the event store is unavailable; the item may not have been stored: retry later, with an Idempotency-Key to be safe',
+): AppError => new AppError(503, message, 'request', 'store_unavailable');
 
 export function sendError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers);
@@ -38,13 +44,12 @@ export function errorHandler(log: Logger, metrics?: Metrics) {
       // compressed body, an aborted upload): its text may echo the request, so it is not repeated.
       req.log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
       appError = new AppError(status, clientErrorText(status), 'request', 'bad_request');
-    } else if (isUnavailableError(error)) {
+    } else if (error instanceof StoreUnavailableError || isUnavailableError(error)) {
       appError = storeUnavailable();
     } else {
       req.log.error({ err: error, route: req.route?.path }, 'unexpected error');
       appError = new AppError(500, 'internal error', 'request', 'internal');
     }
-    // Also the 503s the event store adapters make of a connection error themselves.
     if (appError.reason === 'store_unavailable') outage.refusedRequest(error, routeOf(req));
     res.locals.rejectReason = appError.reason;
     res.locals.itemRejected = appError.form === 'item';

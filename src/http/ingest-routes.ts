@@ -1,10 +1,9 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, badRequest, invalidItem } from '../errors.js';
-import type { Endpoint, IngestContext, ItemResult } from '../ingest/context.js';
-import { ingestEvent } from '../ingest/events.js';
-import { ingestProductEvent } from '../ingest/product-events.js';
-import { ingestProduct } from '../ingest/products.js';
+import type { Endpoint, IngestContext } from '../ingest/request.js';
+import type { ItemResult } from '../ingest/results.js';
 import { maxNestingDepth } from '../ingest/nesting.js';
+import { ingestSingle, singleItemRules, type SingleItemEndpoint } from '../ingest/single-items.js';
 import { freshTrackIds } from '../ingest/track-ids.js';
 import { ingestUsers } from '../ingest/users.js';
 import type { Services } from '../services.js';
@@ -95,8 +94,6 @@ export function ingestRoutes(services: Services): Router {
   });
 
   single('users', async (ctx, item) => (await ingestUsers(deps, ctx, [item]))[0] as ItemResult);
-  single('events', (ctx, item) => ingestEvent(deps, ctx, item));
-  single('products', (ctx, item) => ingestProduct(deps, ctx, item));
-  single('productsevents', (ctx, item) => ingestProductEvent(deps, ctx, item));
+  for (const endpoint of Object.keys(singleItemRules) as SingleItemEndpoint[]) single(endpoint, (ctx, item) => ingestSingle(endpoint, deps, ctx, item));
   return router;
 }

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { quickPing } from '../db/pool.js';
-import { AppError, storeUnavailable } from '../errors.js';
+import { AppError } from '../errors.js';
+import { storeUnavailable } from './errors.js';
 import type { Services } from '../services.js';
 
 /**

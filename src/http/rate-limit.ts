@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Pool } from '../db/pool.js';
 import { AppError } from '../errors.js';
-import type { Endpoint } from '../ingest/context.js';
+import type { Endpoint } from '../ingest/request.js';
 import { accountOf } from './auth.js';
 
 const windowSeconds = 60;

@@ -6,11 +6,25 @@ const claimTypes = `INSERT INTO attribute_types (account_id, key, type)
   SELECT $1, k, t FROM unnest($2::text[], $3::text[]) AS u(k, t) ORDER BY k
   ON CONFLICT (account_id, key) DO NOTHING`;
 
-/** Whether a user is accepted; a user rejected for its types gets the message naming the key and both types. */
-export type Admission = { accepted: true } | { accepted: false; conflict?: string };
+/** The types of one user's custom attributes, by key. */
+export type AttributeTypes = Record<string, AttributeType>;
 
-const conflict = (key: string, registered: AttributeType, sent: AttributeType): string =>
-  `attribute '${key}' is registered as ${registered} and cannot be sent as ${sent}`;
+/**
+ * The conflict of one user's types with `registered` types, or with `pending` ones (first used by
+ * users accepted before it in the same request), as a message naming the key and both types;
+ * null when there is none.
+ */
+export function typeConflict(
+  types: AttributeTypes,
+  registered: ReadonlyMap<string, AttributeType>,
+  pending: ReadonlyMap<string, AttributeType> = new Map(),
+): string | null {
+  for (const [key, type] of Object.entries(types)) {
+    const decided = registered.get(key) ?? pending.get(key);
+    if (decided && decided !== type) return `attribute '${key}' is registered as ${decided} and cannot be sent as ${type}`;
+  }
+  return null;
+}
 
 /**
  * Per account, the first accepted type of a custom attribute key is final. Claims go through a
@@ -38,64 +52,30 @@ export class AttributeTypeRegistry {
     for (const row of rows) known.set(row.key, row.type);
   }
 
-  /** Loads the registered types of these users' keys that are not cached yet. */
-  private async prepare(accountId: string, users: Record<string, AttributeType>[]): Promise<void> {
+  /**
+   * The registered types of the account, once those of these users' keys that are not cached yet
+   * are loaded (one query). The map is live: it also shows types registered later in this process.
+   */
+  async registered(accountId: string, users: readonly AttributeTypes[]): Promise<ReadonlyMap<string, AttributeType>> {
     const known = this.known(accountId);
     await this.load(
       accountId,
       [...new Set(users.flatMap((types) => Object.keys(types)))].filter((key) => !known.has(key)),
     );
-  }
-
-  /** The conflict of one user's types with the registered ones and `accepted`; null when none. */
-  private conflict(accountId: string, types: Record<string, AttributeType>, accepted: ReadonlyMap<string, AttributeType>): string | null {
-    const known = this.known(accountId);
-    for (const [key, type] of Object.entries(types)) {
-      const registered = known.get(key) ?? accepted.get(key);
-      if (registered && registered !== type) return conflict(key, registered, type);
-    }
-    return null;
-  }
-
-  /** Registers `accepted` types; where a concurrent claim won, the cache then holds the winner. */
-  private async claim(accountId: string, accepted: ReadonlyMap<string, AttributeType>): Promise<void> {
-    if (accepted.size === 0) return;
-    const keys = [...accepted.keys()];
-    await this.pool.query(claimTypes, [accountId, keys, keys.map((key) => accepted.get(key))]);
-    // A new statement: it sees the rows of concurrent claims that won.
-    await this.load(accountId, keys);
+    return known;
   }
 
   /**
-   * Decides, in request order, which users are accepted as far as attribute types go. A user whose
-   * types conflict with the registered ones, or with those of a user accepted before it in the
-   * batch, is rejected; otherwise `gate` (the user's remaining checks) decides. The keys first used
-   * by accepted users are then registered, with their types; a user who loses such a claim to a
-   * concurrent request is rejected after all. So a rejected user never decides a type.
+   * Registers the `pending` types of new keys. Where a concurrent claim won, the returned registered
+   * types (live, as `registered`) hold the winner.
    */
-  async admit(
-    accountId: string,
-    users: Record<string, AttributeType>[],
-    gate: (index: number) => Promise<boolean> = () => Promise.resolve(true),
-  ): Promise<Admission[]> {
-    await this.prepare(accountId, users);
+  async claim(accountId: string, pending: ReadonlyMap<string, AttributeType>): Promise<ReadonlyMap<string, AttributeType>> {
     const known = this.known(accountId);
-    const accepted = new Map<string, AttributeType>();
-    const admissions: Admission[] = [];
-    for (const [index, types] of users.entries()) {
-      const problem = this.conflict(accountId, types, accepted);
-      if (problem) admissions.push({ accepted: false, conflict: problem });
-      else if (!(await gate(index))) admissions.push({ accepted: false });
-      else {
-        for (const [key, type] of Object.entries(types)) if (!known.has(key) && !accepted.has(key)) accepted.set(key, type);
-        admissions.push({ accepted: true });
-      }
-    }
-    await this.claim(accountId, accepted);
-    return admissions.map((admission, index) => {
-      if (!admission.accepted) return admission;
-      const lost = this.conflict(accountId, users[index] as Record<string, AttributeType>, new Map());
-      return lost ? { accepted: false, conflict: lost } : admission;
-    });
+    if (pending.size === 0) return known;
+    const keys = [...pending.keys()];
+    await this.pool.query(claimTypes, [accountId, keys, keys.map((key) => pending.get(key))]);
+    // A new statement: it sees the rows of concurrent claims that won.
+    await this.load(accountId, keys);
+    return known;
   }
 }

@@ -1,12 +1,13 @@
+import type { AttributeType, AttributeValue } from '../eventstore/events.js';
 import { dateTimeProblem, looksLikeDateTime, toUtcInstant } from './timestamps.js';
 
-export type AttributeType = 'number' | 'string' | 'boolean' | 'datetime';
+export type { AttributeType } from '../eventstore/events.js';
 
 /**
  * Type of a custom attribute value that passed the schema (string, number or boolean). A string in
  * the form of an ISO date-time is a datetime (DESIGN 6).
  */
-export function attributeType(value: string | number | boolean): AttributeType {
+export function attributeType(value: AttributeValue): AttributeType {
   if (typeof value === 'number') return 'number';
   if (typeof value === 'boolean') return 'boolean';
   return looksLikeDateTime(value) ? 'datetime' : 'string';
@@ -19,7 +20,7 @@ export interface ClassifiedAttributes {
 }
 
 /** Types of every custom attribute, or a message naming the key of an impossible date. */
-export function classifyAttributes(attributes: Record<string, string | number | boolean>): ClassifiedAttributes | string {
+export function classifyAttributes(attributes: Record<string, AttributeValue>): ClassifiedAttributes | string {
   const types: Record<string, AttributeType> = {};
   const instants: Record<string, string> = {};
   for (const [key, value] of Object.entries(attributes)) {

@@ -1,4 +1,4 @@
-import { rejected, type ItemResult } from './context.js';
+import { rejected, type ItemResult } from './results.js';
 
 /**
  * Identifiers that SDKs send by mistake (an unset variable printed as text, a placeholder) and
@@ -23,9 +23,10 @@ export function checkIdentities(ids: Record<string, string | null | undefined>):
   return null;
 }
 
-/** Stream names carry the internal account id, never the license code (DESIGN 4). */
-export const streams = {
-  user: (accountId: string, userId: string): string => `user-${accountId}-${userId}`,
-  anonymous: (accountId: string, anonymousId: string): string => `anonymous-${accountId}-${anonymousId}`,
-  product: (accountId: string, productId: string): string => `product-${accountId}-${productId}`,
-};
+/** The spec fixes this reply for a product item whose productId is missing or empty. */
+export const emptyProductIdMessage = 'productId cannot be empty';
+
+/** Whether a productId is missing, null or only white space: the item gets emptyProductIdMessage. */
+export function isEmptyProductId(productId: unknown): boolean {
+  return productId === undefined || productId === null || (typeof productId === 'string' && productId.trim() === '');
+}

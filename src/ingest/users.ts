@@ -1,9 +1,13 @@
+import { personStream, streams, type EventOf } from '../eventstore/events.js';
 import type { NewEvent } from '../eventstore/port.js';
+import { systemDateTimes } from '../spec/system-attributes.js';
 import { classifyAttributes, type AttributeType } from './attributes.js';
-import type { AttributeTypeRegistry } from './attribute-registry.js';
-import { appendDecisions, metadataFor, rejected, type CommandDeps, type Decision, type IngestContext, type ItemResult } from './context.js';
-import { checkIdentities, streams } from './identifiers.js';
+import { typeConflict, type AttributeTypeRegistry, type AttributeTypes } from './attribute-registry.js';
+import { appendDecisions, type CommandDeps, type Decision } from './decisions.js';
+import { checkIdentities } from './identifiers.js';
 import type { IdentityMap } from './identity-map.js';
+import { metadataFor, type IngestContext } from './request.js';
+import { rejected, type ItemResult } from './results.js';
 import { toUtcInstant } from './timestamps.js';
 import { derivedEventId } from './track-ids.js';
 
@@ -15,20 +19,17 @@ interface UserItem {
   [field: string]: unknown;
 }
 
-/** System attributes typed TIMESTAMPTZ in spec 2.2. */
-const systemDateTimes = ['birth_date', 'last_active', 'updated_at', 'date_identified'] as const;
-
 interface Prepared {
   index: number;
   user: UserItem;
-  types: Record<string, AttributeType>;
+  types: AttributeTypes;
   /** UTC instants of every date-time sent, by field path (`birth_date`, `attributes.last_login`). */
   instants: Record<string, string>;
 }
 
 export interface UserCommandDeps extends CommandDeps {
-  registry: AttributeTypeRegistry;
-  identities: IdentityMap;
+  registry: Pick<AttributeTypeRegistry, 'registered' | 'claim'>;
+  identities: Pick<IdentityMap, 'claim'>;
 }
 
 function prepare(deps: UserCommandDeps, item: unknown, index: number): Prepared | ItemResult {
@@ -48,12 +49,11 @@ function prepare(deps: UserCommandDeps, item: unknown, index: number): Prepared 
   return { index, user, types: classified.types, instants };
 }
 
-function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): NewEvent {
+function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): NewEvent<EventOf<'UserUpserted'>> {
   const { userId, anonymousId, attributes, ...profile } = prepared.user;
-  const stream = userId !== undefined ? streams.user(ctx.accountId, userId) : streams.anonymous(ctx.accountId, anonymousId as string);
   return {
     id: trackId,
-    stream,
+    stream: personStream(ctx.accountId, { userId, anonymousId }),
     type: 'UserUpserted',
     data: {
       ...(userId !== undefined && { userId }),
@@ -67,6 +67,42 @@ function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): N
   };
 }
 
+/** Whether a user is accepted as far as attribute types go; one rejected for its types gets the message naming the key and both types. */
+export type Admission = { accepted: true } | { accepted: false; conflict?: string };
+
+/**
+ * Decides, in request order, which users are accepted as far as attribute types go. A user whose
+ * types conflict with the registered ones, or with those of a user accepted before it in the
+ * request, is rejected; otherwise `gate` (the user's remaining checks) decides. The keys first used
+ * by accepted users are then claimed, with their types; a user who loses such a claim to a
+ * concurrent request is rejected after all. So a rejected user never decides a type.
+ */
+export async function admitByTypes(
+  registry: UserCommandDeps['registry'],
+  accountId: string,
+  users: AttributeTypes[],
+  gate: (index: number) => Promise<boolean> = () => Promise.resolve(true),
+): Promise<Admission[]> {
+  const registered = await registry.registered(accountId, users);
+  const pending = new Map<string, AttributeType>();
+  const admissions: Admission[] = [];
+  for (const [index, types] of users.entries()) {
+    const conflict = typeConflict(types, registered, pending);
+    if (conflict) admissions.push({ accepted: false, conflict });
+    else if (!(await gate(index))) admissions.push({ accepted: false });
+    else {
+      for (const [key, type] of Object.entries(types)) if (!registered.has(key) && !pending.has(key)) pending.set(key, type);
+      admissions.push({ accepted: true });
+    }
+  }
+  const claimed = await registry.claim(accountId, pending);
+  return admissions.map((admission, index) => {
+    if (!admission.accepted) return admission;
+    const lost = typeConflict(users[index] as AttributeTypes, claimed);
+    return lost ? { accepted: false, conflict: lost } : admission;
+  });
+}
+
 /**
  * Validates, checks attribute types and merges, then appends: one result per user, in order.
  * Users are checked in order; only users that pass both checks count for the types of later users
@@ -78,7 +114,8 @@ export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, ite
   const trackIds = items.map((_, index) => ctx.trackIds(index));
   const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
   const merges = new Map<number, NewEvent>();
-  const admissions = await deps.registry.admit(
+  const admissions = await admitByTypes(
+    deps.registry,
     ctx.accountId,
     candidates.map((c) => c.types),
     async (i) => {
@@ -109,7 +146,7 @@ async function claimMerge(
   ctx: IngestContext,
   prepared: Prepared,
   trackId: string,
-): Promise<{ event?: NewEvent } | ItemResult> {
+): Promise<{ event?: NewEvent<EventOf<'ProfilesMerged'>> } | ItemResult> {
   const { userId, anonymousId } = prepared.user;
   if (userId === undefined || anonymousId === undefined) return {};
   // Derived from the anonymous id too: one trackID (an Idempotency-Key reused for another merge)

@@ -1,0 +1,130 @@
+import { personStream, streams, type EventOf, type EventType } from '../eventstore/events.js';
+import type { NewEvent } from '../eventstore/port.js';
+import { appendDecisions, type CommandDeps, type Decision } from './decisions.js';
+import { checkIdentities, emptyProductIdMessage, isEmptyProductId } from './identifiers.js';
+import { metadataFor, type IngestContext } from './request.js';
+import { rejected, type ItemResult } from './results.js';
+import { eventTimes } from './timestamps.js';
+import type { SchemaName } from './validation.js';
+
+/** An event that passed schemas/event.json. */
+interface EventItem {
+  userId?: string;
+  anonymousId?: string;
+  eventName: string;
+  eventTime?: string;
+  eventData?: Record<string, unknown>;
+}
+
+/** A product that passed schemas/product.json. */
+interface ProductItem {
+  productId: string;
+  userId?: string;
+  properties?: Record<string, unknown>;
+}
+
+/** A product event that passed schemas/product-event.json. */
+interface ProductEventItem {
+  productId: string;
+  userId?: string | null;
+  eventName: string;
+  eventTime?: string;
+  eventData?: Record<string, unknown>;
+}
+
+/** How an endpoint that stores one event per item checks the item and makes its event. */
+interface SingleItemRule<Item, T extends EventType> {
+  schema: SchemaName;
+  /**
+   * Where the empty-productId rule applies: 'first' ahead of every other check (the spec fixes
+   * the reply of a product event without a productId), 'after schema' once the schema holds.
+   */
+  productId?: 'first' | 'after schema';
+  /** The ids that must be usable identities. */
+  identities: (item: Item) => Record<string, string | null | undefined>;
+  stream: (accountId: string, item: Item) => string;
+  event: (item: Item, ctx: IngestContext) => EventOf<T>;
+}
+
+const rule = <Item, T extends EventType>(r: SingleItemRule<Item, T>): SingleItemRule<Item, T> => r;
+
+/** The endpoints of spec 4 that store one event per item, and how. */
+export const singleItemRules = {
+  events: rule<EventItem, 'EventTracked'>({
+    schema: 'event',
+    identities: (item) => ({ userId: item.userId, anonymousId: item.anonymousId }),
+    stream: (accountId, item) => personStream(accountId, item),
+    event: (item, ctx) => ({
+      type: 'EventTracked',
+      data: {
+        ...(item.userId !== undefined && { userId: item.userId }),
+        ...(item.anonymousId !== undefined && { anonymousId: item.anonymousId }),
+        eventName: item.eventName,
+        ...eventTimes(item.eventTime, ctx.receivedAt),
+        eventData: item.eventData ?? {},
+      },
+    }),
+  }),
+  products: rule<ProductItem, 'ProductSubmitted'>({
+    schema: 'product',
+    productId: 'after schema',
+    identities: (item) => ({ userId: item.userId }),
+    stream: (accountId, item) => streams.product(accountId, item.productId),
+    event: (item) => ({
+      type: 'ProductSubmitted',
+      data: {
+        productId: item.productId,
+        ...(item.userId !== undefined && { userId: item.userId }),
+        properties: item.properties ?? {},
+      },
+    }),
+  }),
+  productsevents: rule<ProductEventItem, 'ProductEventTracked'>({
+    schema: 'product-event',
+    productId: 'first',
+    identities: (item) => ({ userId: item.userId }),
+    stream: (accountId, item) => streams.product(accountId, item.productId),
+    event: (item, ctx) => ({
+      type: 'ProductEventTracked',
+      data: {
+        productId: item.productId,
+        userId: item.userId ?? null,
+        eventName: item.eventName,
+        ...eventTimes(item.eventTime, ctx.receivedAt),
+        eventData: item.eventData ?? {},
+      },
+    }),
+  }),
+};
+
+export type SingleItemEndpoint = keyof typeof singleItemRules;
+
+const productIdOf = (item: unknown): unknown => (typeof item === 'object' && item !== null ? (item as { productId?: unknown }).productId : undefined);
+
+function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown): Decision {
+  if (rule.productId === 'first' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema');
+  const validation = deps.validator.validate(rule.schema, item);
+  if (!validation.ok) return rejected(validation.message, 'schema');
+  // The schema holds: the item has the shape of Item.
+  const valid = item as Item;
+  if (rule.productId === 'after schema' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema');
+  const identity = checkIdentities(rule.identities(valid));
+  if (identity) return identity;
+  const trackId = ctx.trackIds(0);
+  const event: NewEvent = { ...rule.event(valid, ctx), id: trackId, stream: rule.stream(ctx.accountId, valid), metadata: metadataFor(ctx, trackId) };
+  return { trackId, events: [event] };
+}
+
+type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown) => Decision;
+
+const deciders: Record<SingleItemEndpoint, Decide> = {
+  events: (deps, ctx, item) => decide(singleItemRules.events, deps, ctx, item),
+  products: (deps, ctx, item) => decide(singleItemRules.products, deps, ctx, item),
+  productsevents: (deps, ctx, item) => decide(singleItemRules.productsevents, deps, ctx, item),
+};
+
+/** Checks one item of a single-event endpoint and, if it passes, stores its event. */
+export async function ingestSingle(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, item: unknown): Promise<ItemResult> {
+  const [result] = await appendDecisions(deps.store, [deciders[endpoint](deps, ctx, item)]);
+  return result as ItemResult;
+}
