@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { schemaVersion, streams, type EventOf } from '../src/eventstore/events.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import { productsProjection } from '../projections/products/projection.js';
 import { projectionSpec } from './support/projection-spec.js';
@@ -7,27 +8,29 @@ const account = '33333333-3333-4333-8333-333333333333';
 let position = 0;
 
 /** An event as the store returns it, at the next global position, received one second after the last. */
-function recorded(type: RecordedEvent['type'], data: Record<string, unknown>): RecordedEvent {
+function recorded(event: EventOf<'ProductSubmitted'> | EventOf<'ProductEventTracked'>): RecordedEvent {
   position += 1;
   const id = `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`;
   const receivedAt = new Date(Date.UTC(2024, 0, 1, 0, 0, position)).toISOString();
   return {
+    ...event,
     id,
-    stream: `product-${account}-${String(data.productId)}`,
+    stream: streams.product(account, event.data.productId),
     streamPosition: 0,
     globalPosition: position,
-    type,
-    data,
-    metadata: { trackId: id, accountId: account, receivedAt, schemaVersion: 1 },
+    metadata: { trackId: id, accountId: account, receivedAt, schemaVersion },
     recordedAt: receivedAt,
   };
 }
 
 const submitted = (productId: string, properties: Record<string, unknown>, userId?: string): RecordedEvent =>
-  recorded('ProductSubmitted', { productId, ...(userId !== undefined && { userId }), properties });
+  recorded({ type: 'ProductSubmitted', data: { productId, ...(userId !== undefined && { userId }), properties } });
 
 const viewed = (productId: string): RecordedEvent =>
-  recorded('ProductEventTracked', { productId, userId: null, eventName: 'view', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: {} });
+  recorded({
+    type: 'ProductEventTracked',
+    data: { productId, userId: null, eventName: 'view', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: {} },
+  });
 
 describe('products projection (given/when/then, int)', () => {
   it('keeps the latest submission, who sent it, and counts every submission, across batches', async () => {
