@@ -1,17 +1,16 @@
 /** SQL of the read queries on the leads model (queries.ts). */
 
-const timeColumns = ['birth_date', 'last_active', 'updated_at', 'date_identified', 'created_at', 'changed_at'];
+import { attributesUnderSpecNames, systemAttributes } from '../../src/spec/system-attributes.js';
+
+/** Columns read out as ISO UTC times with six fraction digits. */
+const timeColumns = [...systemAttributes.filter((a) => a.type === 'TIMESTAMPTZ').map((a) => a.column), 'created_at', 'changed_at'];
 /** System attributes of spec 2.2 other than the ids and names, under their spec names. */
-export const systemAttributes = [
-  'email', 'birth_date', 'gender', 'maritial_status', 'children', 'education', 'title', 'address', 'city', 'state',
-  'zipcode', 'country', 'phone', 'job_position', 'company', 'number_of_employees', 'annual_revenue', 'opt_in_sms',
-  'opt_in_email', 'mobile', 'last_active', 'updated_at', 'date_identified', 'points', 'device_type', 'utm_source',
-] as const;
+export const leadSystemAttributes: readonly string[] = attributesUnderSpecNames.map((a) => a.column);
 const otherColumns = [
   'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'attributes', 'attribute_types',
   'anonymous_ids', 'merged_into', 'version', 'created_position', 'created_at', 'changed_at',
 ];
-const selectList = [...new Set([...otherColumns, ...systemAttributes])]
+const selectList = [...new Set([...otherColumns, ...leadSystemAttributes])]
   .map((c) => (timeColumns.includes(c) ? `iso_utc(l.${c}) AS ${c}` : `l.${c}`))
   .join(', ');
 

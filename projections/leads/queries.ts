@@ -1,5 +1,5 @@
 import type { Pool } from '../../src/db/pool.js';
-import { leadEvents, listLeads, oneLead, systemAttributes } from './queries-sql.js';
+import { leadEvents, leadSystemAttributes, listLeads, oneLead } from './queries-sql.js';
 
 /** Read queries on the leads model (DESIGN 8). */
 
@@ -26,7 +26,7 @@ export interface Lead {
 
 function toLead(row: LeadRecord): Lead {
   const system: Record<string, unknown> = {};
-  for (const name of systemAttributes) system[name] = row[name];
+  for (const name of leadSystemAttributes) system[name] = row[name];
   return {
     userId: row.user_id as string | null,
     anonymousId: row.anonymous_id as string | null,

@@ -1,16 +1,15 @@
 /** SQL of the leads projection. Rows travel as JSON keyed by column name, in both directions. */
 
+import { systemAttributes } from '../../src/spec/system-attributes.js';
 import { insertRows } from '../rows-sql.js';
 
 /** Every column of `leads`, in table order (json_populate_recordset fills them by name). */
 const leadColumns = [
-  'account_id', 'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'email',
-  'birth_date', 'gender', 'maritial_status', 'children', 'education', 'title', 'address', 'city', 'state',
-  'zipcode', 'country', 'phone', 'job_position', 'company', 'number_of_employees', 'annual_revenue',
-  'opt_in_sms', 'opt_in_email', 'mobile', 'last_active', 'updated_at', 'date_identified', 'points',
-  'device_type', 'utm_source', 'attributes', 'attribute_types', 'own_keys', 'anonymous_ids', 'merged_into',
-  'search_text', 'version', 'created_position', 'created_at', 'changed_at',
-] as const;
+  'account_id', 'profile_kind', 'profile_id',
+  ...systemAttributes.map((a) => a.column),
+  'attributes', 'attribute_types', 'own_keys', 'anonymous_ids', 'merged_into', 'search_text', 'version', 'created_position',
+  'created_at', 'changed_at',
+];
 
 const keyColumns = new Set(['account_id', 'profile_kind', 'profile_id']);
 

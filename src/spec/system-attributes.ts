@@ -70,3 +70,9 @@ export const profileAttributes: readonly SystemAttribute[] = systemAttributes.fi
 
 /** The fields sent as date-times: ingest keeps their UTC instants. */
 export const systemDateTimes: readonly string[] = systemAttributes.filter((a) => a.type === 'TIMESTAMPTZ').map((a) => a.name);
+
+/**
+ * The attributes a lead shows under their spec 2.2 names (`email`, `opt_in_sms`, ...): all but the
+ * two ids and the two names, whose request and column names differ.
+ */
+export const attributesUnderSpecNames: readonly SystemAttribute[] = systemAttributes.filter((a) => a.name === a.column);

@@ -3,6 +3,7 @@ import type { Config } from '../../src/config.js';
 import type { Lead, TimelineEvent } from '../../projections/leads/queries.js';
 import { adminToken, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
 import { bulkResults, queued, requestError } from '../support/replies.js';
+import { attributesUnderSpecNames } from '../../src/spec/system-attributes.js';
 
 /**
  * The leads read model as the read API shows it (GET /admin/v1/accounts/:license/leads/:id), built
@@ -12,11 +13,7 @@ import { bulkResults, queued, requestError } from '../support/replies.js';
 const admin = `Bearer ${adminToken}`;
 
 /** The system attributes of spec 2.2 as the lead JSON names them. */
-const systemAttributes = [
-  'email', 'birth_date', 'gender', 'maritial_status', 'children', 'education', 'title', 'address', 'city', 'state',
-  'zipcode', 'country', 'phone', 'job_position', 'company', 'number_of_employees', 'annual_revenue', 'opt_in_sms',
-  'opt_in_email', 'mobile', 'last_active', 'updated_at', 'date_identified', 'points', 'device_type', 'utm_source',
-];
+const systemAttributes = attributesUnderSpecNames.map((a) => a.name);
 
 const microsecondTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
