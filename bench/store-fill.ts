@@ -1,10 +1,13 @@
 import type pg from 'pg';
+import { schemaVersion, type EventDataOf, type EventMetadata, type EventType } from '../src/eventstore/events.js';
+import { jsonbOf, sqlValue, type JsonbTemplate } from './jsonb-template.js';
 
 /**
  * Fills the event store with a realistic mix of events straight in SQL (generate_series), far faster
  * than ingesting them: ~1M events in well under a minute. Rows are what the ingest side stores
- * (docs/events.md): same payload shapes, metadata, UUIDv7-like ids in time order, stream positions
- * gap-free per stream and continuing any stream already stored.
+ * (docs/events.md): metadata, UUIDv7-like ids in time order, stream positions gap-free per stream
+ * and continuing any stream already stored, and payloads written from templates typed by the event
+ * contract (src/eventstore/events.ts), so that a change of a shape breaks the bench's build.
  *
  * Row r (0-based, over the whole store) is decided by r alone, so a store can be filled in several
  * calls (250k, then up to 1M) and holds the same events as one filled in one go. In every 20 rows:
@@ -26,6 +29,88 @@ export const fillMix = {
   knownUsersPerAccount: 15_000,
   productsPerAccount: 1_250,
 };
+
+// The events of each kind of row, typed by the contract: SQL varies only the values given as sqlValue.
+// Columns of the fill query they use: r (row number), user_id, anonymous_id, product_id.
+const userId = sqlValue<string>('user_id');
+const anonymousId = sqlValue<string>('anonymous_id');
+const productId = sqlValue<string>('product_id');
+const city = sqlValue<string>("(ARRAY['Berlin', 'Lisbon', 'Austin', 'Osaka', 'Lagos'])[1 + r % 5]");
+const eventTimes = { eventTime: '2024-05-01T12:30:00.123+02:00', eventTimeUtc: '2024-05-01T10:30:00.123Z' };
+
+const knownUser = {
+  profile: {
+    firstName: 'Ann',
+    lastName: sqlValue<string>("'Tester ' || r % 1000"),
+    email: sqlValue<string>("user_id || '@example.com'"),
+    city,
+    country: 'DE',
+    opt_in_email: sqlValue<boolean>('r % 2 = 0'),
+    points: sqlValue<number>('r % 500'),
+    last_active: '2024-05-01T12:30:00.123+02:00',
+  },
+  attributes: {
+    membership_level: sqlValue<string>("(ARRAY['free', 'pro', 'team', 'enterprise'])[1 + r % 4]"),
+    lifetime_value: sqlValue<number>('(r % 997) * 1.25'),
+    newsletter: sqlValue<boolean>('r % 3 = 0'),
+    signup_source: 'web',
+    last_login: '2024-04-30T08:15:00Z',
+  },
+  attributeTypes: { membership_level: 'string', lifetime_value: 'number', newsletter: 'boolean', signup_source: 'string', last_login: 'datetime' },
+  instants: { last_active: '2024-05-01T10:30:00.123Z', 'attributes.last_login': '2024-04-30T08:15:00.000Z' },
+  userId,
+} satisfies JsonbTemplate<EventDataOf['UserUpserted']>;
+
+const trackedEvent = {
+  eventName: sqlValue<string>("(ARRAY['page_view', 'add_to_cart', 'checkout_started'])[1 + r % 3]"),
+  ...eventTimes,
+  eventData: { page: sqlValue<string>("'/products/' || r % 300"), referrer: 'google', value: 19.99, items: sqlValue<number>('1 + r % 4') },
+};
+
+const kindOf = <T extends EventType>(type: T, data: JsonbTemplate<EventDataOf[NoInfer<T>]>) => ({ type, data: jsonbOf(data) });
+
+/** Each kind of row of the mix: the event type it stores and its data. */
+const kinds = {
+  UserUpserted: kindOf('UserUpserted', knownUser),
+  // A known user sent with the anonymous id it identifies.
+  identify: kindOf('UserUpserted', { ...knownUser, anonymousId }),
+  anonymous: kindOf('UserUpserted', {
+    anonymousId,
+    profile: { city, device_type: 'mobile', utm_source: 'google' },
+    attributes: { landing_page: sqlValue<string>("'/products/' || r % 300"), plan: 'free' },
+    attributeTypes: { landing_page: 'string', plan: 'string' },
+    instants: {},
+  }),
+  ProfilesMerged: kindOf('ProfilesMerged', { userId, anonymousId }),
+  EventTracked: kindOf('EventTracked', { userId, ...trackedEvent }),
+  anonymousEvent: kindOf('EventTracked', { anonymousId, ...trackedEvent }),
+  ProductSubmitted: kindOf('ProductSubmitted', {
+    productId,
+    userId,
+    properties: { name: sqlValue<string>("'Shoe ' || product_id"), price: 49.9, currency: 'EUR', category: 'shoes', stock: sqlValue<number>('r % 40') },
+  }),
+  ProductEventTracked: kindOf('ProductEventTracked', {
+    productId,
+    userId,
+    eventName: sqlValue<string>("(ARRAY['product_viewed', 'product_added', 'product_purchased'])[1 + r % 3]"),
+    ...eventTimes,
+    eventData: { price: 49.9, currency: 'EUR', quantity: sqlValue<number>('1 + r % 3'), category: 'shoes' },
+  }),
+};
+
+const metadata: JsonbTemplate<EventMetadata> = {
+  // The merge of an identification carries the trackId of the upsert stored right before it.
+  trackId: sqlValue<string>("CASE WHEN kind = 'ProfilesMerged' THEN previous_v7 ELSE v7 END"),
+  accountId: sqlValue<string>('acc'),
+  receivedAt: sqlValue<string>('received_at'),
+  schemaVersion,
+};
+
+/** `WHEN '<kind>' THEN <sql>` for every kind of row. */
+const whenKind = (sql: (kind: (typeof kinds)[keyof typeof kinds]) => string): string =>
+  Object.entries(kinds)
+    .map(([name, kind]) => `WHEN '${name}' THEN ${sql(kind)}`)
+    .join(' ');
 
 // One statement per chunk: its own transaction, like a (large) group commit.
 const fillChunk = `
@@ -86,48 +171,9 @@ built AS (
       WHEN kind = 'ProfilesMerged' THEN md5('merge' || r)::uuid
       ELSE v7
     END AS event_id,
-    CASE kind
-      WHEN 'identify' THEN 'UserUpserted' WHEN 'anonymous' THEN 'UserUpserted'
-      WHEN 'anonymousEvent' THEN 'EventTracked' ELSE kind
-    END AS event_type,
-    CASE
-      WHEN kind IN ('UserUpserted', 'identify') THEN jsonb_build_object(
-        'profile', jsonb_build_object(
-          'firstName', 'Ann', 'lastName', 'Tester ' || r % 1000, 'email', user_id || '@example.com',
-          'city', (ARRAY['Berlin', 'Lisbon', 'Austin', 'Osaka', 'Lagos'])[1 + r % 5], 'country', 'DE',
-          'opt_in_email', r % 2 = 0, 'points', r % 500, 'last_active', '2024-05-01T12:30:00.123+02:00'),
-        'attributes', jsonb_build_object(
-          'membership_level', (ARRAY['free', 'pro', 'team', 'enterprise'])[1 + r % 4], 'lifetime_value', (r % 997) * 1.25,
-          'newsletter', r % 3 = 0, 'signup_source', 'web', 'last_login', '2024-04-30T08:15:00Z'),
-        'attributeTypes', '{"membership_level":"string","lifetime_value":"number","newsletter":"boolean","signup_source":"string","last_login":"datetime"}'::jsonb,
-        'instants', '{"last_active":"2024-05-01T10:30:00.123Z","attributes.last_login":"2024-04-30T08:15:00.000Z"}'::jsonb,
-        'userId', user_id)
-        || CASE WHEN kind = 'identify' THEN jsonb_build_object('anonymousId', anonymous_id) ELSE '{}'::jsonb END
-      WHEN kind = 'anonymous' THEN jsonb_build_object(
-        'anonymousId', anonymous_id,
-        'profile', jsonb_build_object('city', (ARRAY['Berlin', 'Lisbon', 'Austin', 'Osaka', 'Lagos'])[1 + r % 5], 'device_type', 'mobile', 'utm_source', 'google'),
-        'attributes', jsonb_build_object('landing_page', '/products/' || r % 300, 'plan', 'free'),
-        'attributeTypes', '{"landing_page":"string","plan":"string"}'::jsonb,
-        'instants', '{}'::jsonb)
-      WHEN kind = 'ProfilesMerged' THEN jsonb_build_object('userId', user_id, 'anonymousId', anonymous_id)
-      WHEN kind IN ('EventTracked', 'anonymousEvent') THEN
-        CASE WHEN kind = 'anonymousEvent' THEN jsonb_build_object('anonymousId', anonymous_id) ELSE jsonb_build_object('userId', user_id) END
-        || jsonb_build_object(
-          'eventName', (ARRAY['page_view', 'add_to_cart', 'checkout_started'])[1 + r % 3],
-          'eventTime', '2024-05-01T12:30:00.123+02:00', 'eventTimeUtc', '2024-05-01T10:30:00.123Z',
-          'eventData', jsonb_build_object('page', '/products/' || r % 300, 'referrer', 'google', 'value', 19.99, 'items', 1 + r % 4))
-      WHEN kind = 'ProductSubmitted' THEN jsonb_build_object(
-        'productId', product_id, 'userId', user_id,
-        'properties', jsonb_build_object('name', 'Shoe ' || product_id, 'price', 49.9, 'currency', 'EUR', 'category', 'shoes', 'stock', r % 40))
-      ELSE jsonb_build_object(
-        'productId', product_id, 'userId', user_id,
-        'eventName', (ARRAY['product_viewed', 'product_added', 'product_purchased'])[1 + r % 3],
-        'eventTime', '2024-05-01T12:30:00.123+02:00', 'eventTimeUtc', '2024-05-01T10:30:00.123Z',
-        'eventData', jsonb_build_object('price', 49.9, 'currency', 'EUR', 'quantity', 1 + r % 3, 'category', 'shoes'))
-    END AS data,
-    jsonb_build_object(
-      'trackId', CASE WHEN kind = 'ProfilesMerged' THEN previous_v7 ELSE v7 END,
-      'accountId', acc, 'receivedAt', received_at, 'schemaVersion', 1) AS metadata
+    CASE kind ${whenKind((kind) => `'${kind.type}'`)} END AS event_type,
+    CASE kind ${whenKind((kind) => kind.data)} END AS data,
+    ${jsonbOf(metadata)} AS metadata
   FROM ids i CROSS JOIN LATERAL (SELECT ($3::uuid[])[(i.a + 1)::int] AS acc) AS x
   -- Parts fill their share of the accounts side by side: their streams never meet.
   WHERE i.a % $8 = $9

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { TrackingEvent } from '../src/eventstore/events.js';
-import type { EventType, RecordedEvent } from '../src/eventstore/port.js';
+import { personStream, schemaVersion, type AttributeType, type EventMetadata, type EventOf } from '../src/eventstore/events.js';
+import type { RecordedEvent } from '../src/eventstore/port.js';
 import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow } from '../projections/leads/fold.js';
 
 /**
@@ -18,18 +18,18 @@ let position = 0;
 /** receivedAt of the event at a global position: one second apart, from a fixed start. */
 const receivedAt = (globalPosition: number): string => new Date(Date.UTC(2024, 0, 1, 0, 0, globalPosition)).toISOString();
 
-function recorded(type: EventType, data: Record<string, unknown>, accountId = accountA): RecordedEvent {
+/** An event of a person as the store returns it, at the next global position. */
+function recorded<E extends EventOf<'UserUpserted' | 'ProfilesMerged' | 'EventTracked'>>(event: E, accountId = accountA): RecordedEvent<E> {
   position += 1;
   const id = `00000000-0000-4000-8000-${String(position).padStart(12, '0')}`;
-  const stream = data.userId !== undefined ? `user-${accountId}-${String(data.userId)}` : `anonymous-${accountId}-${String(data.anonymousId)}`;
+  const metadata: EventMetadata = { trackId: id, accountId, receivedAt: receivedAt(position), schemaVersion };
   return {
-    // The shapes of the data are those each test gives.
-    ...({ type, data } as TrackingEvent),
+    ...event,
     id,
-    stream,
+    stream: personStream(accountId, event.data),
     streamPosition: 0,
     globalPosition: position,
-    metadata: { trackId: id, accountId, receivedAt: receivedAt(position), schemaVersion: 1 },
+    metadata,
     recordedAt: receivedAt(position),
   };
 }
@@ -37,25 +37,26 @@ function recorded(type: EventType, data: Record<string, unknown>, accountId = ac
 interface Sent {
   profile?: Record<string, string | number | boolean>;
   attributes?: Record<string, string | number | boolean>;
-  attributeTypes?: Record<string, string>;
+  attributeTypes?: Record<string, AttributeType>;
   instants?: Record<string, string>;
   accountId?: string;
 }
+
+const typeOf = (value: string | number | boolean): AttributeType => (typeof value === 'string' ? 'string' : typeof value === 'number' ? 'number' : 'boolean');
 
 /** A UserUpserted as the ingest side stores it (docs/events.md). */
 function upserted(ids: { userId?: string; anonymousId?: string }, sent: Sent = {}): RecordedEvent {
   const attributes = sent.attributes ?? {};
   const attributeTypes =
-    sent.attributeTypes ?? Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key, typeof value as string]));
+    sent.attributeTypes ?? Object.fromEntries(Object.entries(attributes).map(([key, value]): [string, AttributeType] => [key, typeOf(value)]));
   return recorded(
-    'UserUpserted',
-    { ...ids, profile: sent.profile ?? {}, attributes, attributeTypes, instants: sent.instants ?? {} },
+    { type: 'UserUpserted', data: { ...ids, profile: sent.profile ?? {}, attributes, attributeTypes, instants: sent.instants ?? {} } },
     sent.accountId,
   );
 }
 
 const merged = (userId: string, anonymousId: string, accountId = accountA): RecordedEvent =>
-  recorded('ProfilesMerged', { userId, anonymousId }, accountId);
+  recorded({ type: 'ProfilesMerged', data: { userId, anonymousId } }, accountId);
 
 /** The stored read model: rows by (account, kind, id) and merges, as JSON (like jsonb). */
 class Store {
@@ -216,7 +217,7 @@ describe('lead fold: LeadBook (unit)', () => {
 
     it('ignore event types the fold does not handle', () => {
       const book = new LeadBook([], []);
-      book.apply(recorded('EventTracked', { userId: 'u-1', eventName: 'x', eventTime: null, eventTimeUtc: receivedAt(1), eventData: {} }));
+      book.apply(recorded({ type: 'EventTracked', data: { userId: 'u-1', eventName: 'x', eventTime: null, eventTimeUtc: receivedAt(1), eventData: {} } }));
       expect(book.changedRows()).to.deep.equal([]);
       expect(book.addedMerges()).to.deep.equal([]);
     });

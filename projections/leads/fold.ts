@@ -1,3 +1,4 @@
+import type { EventDataOf, EventOf } from '../../src/eventstore/events.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 
 /**
@@ -39,34 +40,18 @@ export interface LeadMerge {
   user_id: string;
 }
 
-/** Data of a UserUpserted event (docs/events.md). */
-interface UserUpserted {
-  userId?: string;
-  anonymousId?: string;
-  profile: Record<string, ProfileValue>;
-  attributes: Record<string, ProfileValue>;
-  attributeTypes: Record<string, string>;
-  instants: Record<string, string>;
-}
-
-interface ProfilesMerged {
-  userId: string;
-  anonymousId: string;
-}
-
-/** One value sent to a profile: `email`, or `attributes.plan` with its type. */
-interface Change {
-  key: string;
-  value: ProfileValue;
-  type?: string;
-}
+/**
+ * One value sent to a profile, keyed as in `own_keys`: a column (`email`, a value as sent), or a
+ * custom attribute (`attributes.plan`, named `plan`) with its type.
+ */
+type Change = { key: string; attribute?: undefined; value: unknown } | { key: string; attribute: string; value: ProfileValue; type: string | undefined };
 
 const attributePrefix = 'attributes.';
 
 /** Request fields whose column name differs (spec 2.2 lists them in lowercase). */
 const columnOf = (field: string): string => (field === 'firstName' ? 'first_name' : field === 'lastName' ? 'last_name' : field);
 
-function changesOfUpsert(data: UserUpserted): Change[] {
+function changesOfUpsert(data: EventDataOf['UserUpserted']): Change[] {
   const changes: Change[] = [];
   for (const [field, value] of Object.entries(data.profile)) {
     // Date-times are stored as their UTC instant.
@@ -75,7 +60,7 @@ function changesOfUpsert(data: UserUpserted): Change[] {
   for (const [key, value] of Object.entries(data.attributes)) {
     const path = attributePrefix + key;
     const instant = data.instants[path];
-    changes.push({ key: path, value: instant ? sixDigits(instant) : value, type: data.attributeTypes[key] ?? typeof value });
+    changes.push({ key: path, attribute: key, value: instant ? sixDigits(instant) : value, type: data.attributeTypes[key] ?? typeof value });
   }
   return changes;
 }
@@ -83,15 +68,15 @@ function changesOfUpsert(data: UserUpserted): Change[] {
 /** The values an anonymous profile was sent itself, to fill the gaps of the profile it merges into. */
 function ownValues(lead: LeadRow): Change[] {
   return lead.own_keys.map((key) => {
-    if (!key.startsWith(attributePrefix)) return { key, value: lead[key] as ProfileValue };
+    if (!key.startsWith(attributePrefix)) return { key, value: lead[key] };
     const name = key.slice(attributePrefix.length);
-    return { key, value: lead.attributes[name] as ProfileValue, type: lead.attribute_types[name] };
+    return { key, attribute: name, value: lead.attributes[name] as ProfileValue, type: lead.attribute_types[name] };
   });
 }
 
 function setValue(lead: LeadRow, change: Change): void {
-  if (change.key.startsWith(attributePrefix)) {
-    const name = change.key.slice(attributePrefix.length);
+  if (change.attribute !== undefined) {
+    const name = change.attribute;
     lead.attributes = { ...lead.attributes, [name]: change.value };
     if (change.type) lead.attribute_types = { ...lead.attribute_types, [name]: change.type };
   } else {
@@ -127,8 +112,8 @@ export class LeadBook {
     return this.added;
   }
 
-  private upsert(event: RecordedEvent): void {
-    const data = event.data as unknown as UserUpserted;
+  private upsert(event: RecordedEvent<EventOf<'UserUpserted'>>): void {
+    const data = event.data;
     const accountId = event.metadata.accountId;
     const changes = changesOfUpsert(data);
     if (data.userId !== undefined) {
@@ -138,7 +123,9 @@ export class LeadBook {
       this.touch(lead, event);
       return;
     }
-    const anonymousId = data.anonymousId as string;
+    const anonymousId = data.anonymousId;
+    // Ingest never stores one without either id (personStream); such an event is parked.
+    if (anonymousId === undefined) throw new Error('a UserUpserted event needs a userId or an anonymousId');
     const lead = this.lead(accountId, 'anonymous', anonymousId, event);
     this.setOwn(lead, changes);
     // Merged already (also when the merge came before this profile existed): the known profile
@@ -152,8 +139,8 @@ export class LeadBook {
     }
   }
 
-  private merge(event: RecordedEvent): void {
-    const { userId, anonymousId } = event.data as unknown as ProfilesMerged;
+  private merge(event: RecordedEvent<EventOf<'ProfilesMerged'>>): void {
+    const { userId, anonymousId } = event.data;
     const accountId = event.metadata.accountId;
     const key = mergeKey(accountId, anonymousId);
     // An anonymous id merges once; the ingest side refuses a second target, so a repeat is a no-op.
@@ -255,14 +242,17 @@ export function leadKeysOf(events: RecordedEvent[]): { rows: [string, ProfileKin
   const addRow = (accountId: string, kind: ProfileKind, id: string) => rows.set(rowKey(accountId, kind, id), [accountId, kind, id]);
   for (const event of events) {
     const accountId = event.metadata.accountId;
-    const data = event.data as { userId?: string; anonymousId?: string };
     if (event.type === 'UserUpserted') {
+      const data = event.data;
       if (data.userId !== undefined) addRow(accountId, 'user', data.userId);
       else if (data.anonymousId !== undefined) {
         addRow(accountId, 'anonymous', data.anonymousId);
         anonymous.set(mergeKey(accountId, data.anonymousId), [accountId, data.anonymousId]);
       }
-    } else if (event.type === 'ProfilesMerged' && data.userId !== undefined && data.anonymousId !== undefined) {
+    } else if (event.type === 'ProfilesMerged') {
+      const data = event.data;
+      // Both ids are required by the contract; a stored event without them touches no row here.
+      if (data.userId === undefined || data.anonymousId === undefined) continue;
       addRow(accountId, 'user', data.userId);
       addRow(accountId, 'anonymous', data.anonymousId);
       anonymous.set(mergeKey(accountId, data.anonymousId), [accountId, data.anonymousId]);

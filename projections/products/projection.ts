@@ -3,22 +3,6 @@ import type { Db, Projection } from '../runner/projection.js';
 import { writeRows } from '../rows-sql.js';
 import { insertProductEvents, upsertProducts } from './sql.js';
 
-/** Data of ProductSubmitted and ProductEventTracked events (docs/events.md). */
-interface ProductSubmitted {
-  productId: string;
-  userId?: string;
-  properties?: Record<string, unknown>;
-}
-
-interface ProductEventTracked {
-  productId: string;
-  userId: string | null;
-  eventName: string;
-  eventTime: string | null;
-  eventTimeUtc: string;
-  eventData: Record<string, unknown>;
-}
-
 interface ProductChange {
   account_id: string;
   product_id: string;
@@ -45,7 +29,7 @@ export const productsProjection: Projection = {
     for (const event of events) {
       const accountId = event.metadata.accountId;
       if (event.type === 'ProductSubmitted') {
-        const data = event.data as unknown as ProductSubmitted;
+        const data = event.data;
         const key = `${accountId}\u0000${data.productId}`;
         const previous = products.get(key);
         products.set(key, {
@@ -59,7 +43,7 @@ export const productsProjection: Projection = {
           changed_at: event.metadata.receivedAt,
         });
       } else if (event.type === 'ProductEventTracked') {
-        const data = event.data as unknown as ProductEventTracked;
+        const data = event.data;
         productEvents.push({
           event_id: event.id,
           account_id: accountId,

@@ -3,16 +3,6 @@ import type { Db, Projection } from '../runner/projection.js';
 import { writeRows } from '../rows-sql.js';
 import { insertUserEvents } from './sql.js';
 
-/** Data of an EventTracked event (docs/events.md). */
-interface EventTracked {
-  userId?: string;
-  anonymousId?: string;
-  eventName: string;
-  eventTime: string | null;
-  eventTimeUtc: string;
-  eventData: Record<string, unknown>;
-}
-
 /** User events: the timeline of each profile (the /events endpoint). */
 export const userEventsProjection: Projection = {
   name: 'user-events',
@@ -22,9 +12,11 @@ export const userEventsProjection: Projection = {
   keyedByEventId: true,
 
   async apply(db: Db, events: RecordedEvent[]): Promise<void> {
-    const rows = events.map((event) => {
-      const data = event.data as unknown as EventTracked;
-      return {
+    // The runner passes only EventTracked events (eventTypes); narrowing on type gives their data.
+    const rows = events.flatMap((event) => {
+      if (event.type !== 'EventTracked') return [];
+      const data = event.data;
+      const row = {
         event_id: event.id,
         account_id: event.metadata.accountId,
         user_id: data.userId ?? null,
@@ -36,6 +28,7 @@ export const userEventsProjection: Projection = {
         received_at: event.metadata.receivedAt,
         global_position: event.globalPosition,
       };
+      return [row];
     });
     await writeRows(db, insertUserEvents, rows);
   },
