@@ -1,5 +1,6 @@
 import type { EventDataOf, EventOf } from '../../src/eventstore/events.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { systemAttributes } from '../../src/spec/system-attributes.js';
 
 /**
  * The leads fold: how UserUpserted and ProfilesMerged change lead rows, as pure functions of the
@@ -16,10 +17,6 @@ export interface LeadRow {
   profile_id: string;
   user_id: string | null;
   anonymous_id: string | null;
-  opt_in_sms: boolean;
-  opt_in_email: boolean;
-  points: number;
-  date_identified: string;
   attributes: Record<string, ProfileValue>;
   attribute_types: Record<string, string>;
   own_keys: string[];
@@ -48,8 +45,9 @@ type Change = { key: string; attribute?: undefined; value: unknown } | { key: st
 
 const attributePrefix = 'attributes.';
 
-/** Request fields whose column name differs (spec 2.2 lists them in lowercase). */
-const columnOf = (field: string): string => (field === 'firstName' ? 'first_name' : field === 'lastName' ? 'last_name' : field);
+/** The leads column of a request field (firstName: first_name; spec 2.2 lists them in lowercase). */
+const columnOfField = new Map(systemAttributes.map((a) => [a.name, a.column]));
+const columnOf = (field: string): string => columnOfField.get(field) ?? field;
 
 function changesOfUpsert(data: EventDataOf['UserUpserted']): Change[] {
   const changes: Change[] = [];
@@ -208,6 +206,16 @@ export function searchTextOf(lead: LeadRow): string {
 /** UTC instants with six fraction digits, as the read API shows every time. */
 const sixDigits = (instant: string): string => instant.replace(/\.(\d{1,6})Z$/, (_, f: string) => `.${f.padEnd(6, '0')}Z`);
 
+/**
+ * The defaults of spec 2.2 by column: constants, and "current time at creation" as the creating
+ * event's receipt, so that a rebuild gives the same value.
+ */
+function defaultsAtCreation(receivedAt: string): Record<string, unknown> {
+  return Object.fromEntries(
+    systemAttributes.flatMap((a) => (a.default === undefined ? [] : [[a.column, a.default === 'creation time' ? receivedAt : a.default.value]])),
+  );
+}
+
 /** A profile as its first event creates it, with the defaults of spec 2.2. */
 function newLead(accountId: string, kind: ProfileKind, id: string, creator: RecordedEvent): LeadRow {
   const receivedAt = creator.metadata.receivedAt;
@@ -217,11 +225,7 @@ function newLead(accountId: string, kind: ProfileKind, id: string, creator: Reco
     profile_id: id,
     user_id: kind === 'user' ? id : null,
     anonymous_id: kind === 'anonymous' ? id : null,
-    opt_in_sms: true,
-    opt_in_email: true,
-    points: 0,
-    // "Current time at creation" is the creating event's receipt, so a rebuild gives the same value.
-    date_identified: receivedAt,
+    ...defaultsAtCreation(receivedAt),
     attributes: {},
     attribute_types: {},
     own_keys: [],
