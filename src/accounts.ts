@@ -1,5 +1,6 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Pool } from './db/pool.js';
+import { insertAccount, replaceTokenHash, selectAccounts, selectByLicense } from './accounts-sql.js';
 
 export interface Account {
   id: string;
@@ -11,9 +12,6 @@ export interface CreatedAccount extends Account {
   /** Shown once at creation; only its hash is stored. */
   accessToken: string;
 }
-
-const insertAccount = 'INSERT INTO accounts (id, name, license_code, token_hash) VALUES ($1, $2, $3, $4)';
-const selectByLicense = 'SELECT id, name, license_code, token_hash FROM accounts WHERE license_code = $1';
 
 export function hashToken(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
@@ -47,7 +45,7 @@ export interface ListedAccount extends Account {
 
 export async function listAccounts(pool: Pool): Promise<ListedAccount[]> {
   const { rows } = await pool.query<{ id: string; name: string; license_code: string; created_at: Date }>(
-    'SELECT id, name, license_code, created_at FROM accounts ORDER BY created_at, license_code',
+    selectAccounts,
   );
   return rows.map((r) => ({ id: r.id, name: r.name, licenseCode: r.license_code, createdAt: r.created_at.toISOString() }));
 }
@@ -59,7 +57,7 @@ export async function listAccounts(pool: Pool): Promise<ListedAccount[]> {
 export async function rotateToken(pool: Pool, licenseCode: string): Promise<CreatedAccount | null> {
   const accessToken = newAccessToken();
   const { rows } = await pool.query<{ id: string; name: string }>(
-    'UPDATE accounts SET token_hash = $2 WHERE license_code = $1 RETURNING id, name',
+    replaceTokenHash,
     [licenseCode, hashToken(accessToken)],
   );
   const row = rows[0];

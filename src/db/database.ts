@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { runningEmbeddedServer, startEmbeddedPostgres } from './embedded.js';
+import { databaseExists } from './database-sql.js';
 import { withDatabase, type ServerAddress } from './pool.js';
 
 export interface Database {
@@ -29,7 +30,7 @@ async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    const { rowCount } = await client.query(databaseExists, [name]);
     if (rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
   } finally {
     await client.end();

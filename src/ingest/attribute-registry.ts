@@ -1,10 +1,6 @@
 import type { Pool } from '../db/pool.js';
+import { claimTypes, selectTypes } from './attribute-registry-sql.js';
 import type { AttributeType } from './attributes.js';
-
-const selectTypes = 'SELECT key, type FROM attribute_types WHERE account_id = $1 AND key = ANY($2::text[])';
-const claimTypes = `INSERT INTO attribute_types (account_id, key, type)
-  SELECT $1, k, t FROM unnest($2::text[], $3::text[]) AS u(k, t) ORDER BY k
-  ON CONFLICT (account_id, key) DO NOTHING`;
 
 /** The types of one user's custom attributes, by key. */
 export type AttributeTypes = Record<string, AttributeType>;

@@ -1,8 +1,5 @@
 import type { Pool } from '../db/pool.js';
-
-const claimMerge = `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
-  VALUES ($1, $2, $3, $4) ON CONFLICT (account_id, anonymous_id) DO NOTHING`;
-const selectMerge = 'SELECT user_id, merge_event_id FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2';
+import { claimMerge, selectMerge } from './identity-map-sql.js';
 
 export type MergeClaim = { ok: true; mergeEventId: string } | { ok: false; mergedInto: string };
 
