@@ -1,4 +1,5 @@
-import { defaultPageBytes } from '../src/eventstore/port.js';
+import type { EventOf } from '../src/eventstore/events.js';
+import { defaultPageBytes, type RecordedEvent } from '../src/eventstore/port.js';
 import type { Db } from './runner/projection.js';
 
 /**
@@ -14,6 +15,18 @@ export function insertRows(table: string, columns: readonly string[], onConflict
 
 /** Columns of the per-event tables user_events and product_events, after their id columns. */
 export const eventRowColumns = ['event_name', 'event_time', 'event_time_utc', 'event_data', 'received_at', 'global_position'] as const;
+
+/** The eventRowColumns of a tracked event (of a person or of a product). */
+export function eventRowOf(event: RecordedEvent<EventOf<'EventTracked'> | EventOf<'ProductEventTracked'>>): Record<(typeof eventRowColumns)[number], unknown> {
+  return {
+    event_name: event.data.eventName,
+    event_time: event.data.eventTime,
+    event_time_utc: event.data.eventTimeUtc,
+    event_data: event.data.eventData,
+    received_at: event.metadata.receivedAt,
+    global_position: event.globalPosition,
+  };
+}
 
 /** Rows keyed by event id: written once, however often their event is read. */
 export const onceByEventId = '(event_id) DO NOTHING';

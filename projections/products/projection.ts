@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Db, Projection } from '../runner/projection.js';
-import { writeRows } from '../rows-sql.js';
+import { eventRowOf, writeRows } from '../rows-sql.js';
 import { insertProductEvents, upsertProducts } from './sql.js';
 
 interface ProductChange {
@@ -43,18 +43,12 @@ export const productsProjection: Projection = {
           changed_at: event.metadata.receivedAt,
         });
       } else if (event.type === 'ProductEventTracked') {
-        const data = event.data;
         productEvents.push({
           event_id: event.id,
           account_id: accountId,
-          product_id: data.productId,
-          user_id: data.userId,
-          event_name: data.eventName,
-          event_time: data.eventTime,
-          event_time_utc: data.eventTimeUtc,
-          event_data: data.eventData,
-          received_at: event.metadata.receivedAt,
-          global_position: event.globalPosition,
+          product_id: event.data.productId,
+          user_id: event.data.userId,
+          ...eventRowOf(event),
         });
       }
     }

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Db, Projection } from '../runner/projection.js';
-import { writeRows } from '../rows-sql.js';
+import { eventRowOf, writeRows } from '../rows-sql.js';
 import { insertUserEvents } from './sql.js';
 
 /** User events: the timeline of each profile (the /events endpoint). */
@@ -21,12 +21,7 @@ export const userEventsProjection: Projection = {
         account_id: event.metadata.accountId,
         user_id: data.userId ?? null,
         anonymous_id: data.userId === undefined ? (data.anonymousId ?? null) : null,
-        event_name: data.eventName,
-        event_time: data.eventTime,
-        event_time_utc: data.eventTimeUtc,
-        event_data: data.eventData,
-        received_at: event.metadata.receivedAt,
-        global_position: event.globalPosition,
+        ...eventRowOf(event),
       };
       return [row];
     });
