@@ -26,8 +26,6 @@ function listen(server: Server, port: number, host: string | undefined): Promise
   });
 }
 
-/** How long a stopping service waits for busy keep-alive connections before closing idle ones. */
-const drainMs = 1_000;
 const forgetKeysEveryMs = 60 * 60 * 1000;
 
 /** `ownSession`: the caller stops the service on SIGINT and SIGTERM (src/main.ts); see openDatabase. */
@@ -80,12 +78,13 @@ export async function startService(config: Config, log: Logger, { ownSession = f
       for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
       // Stop accepting connections but keep the open ones (http's close would also cut idle ones).
       const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
-      // A connection idle for the whole drain is not about to carry a request: close it.
-      const idle = setTimeout(() => server.closeIdleConnections(), drainMs);
-      // A connection still open after the grace period has a request that would not finish: cut it.
+      // Idle keep-alive connections are not closed here: a client may be sending on one at that
+      // very moment and would see it reset under its request. They end at their keep-alive
+      // timeout, closed by the client first (it is told the timeout in every reply's Keep-Alive
+      // header) or else by the server. A connection still open after the grace period has a
+      // request that would not finish: cut it.
       const force = setTimeout(() => server.closeAllConnections(), 15_000);
       await closed;
-      clearTimeout(idle);
       clearTimeout(force);
       // The workers read the store: they stop before it closes.
       await projections?.stop();
