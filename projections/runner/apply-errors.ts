@@ -31,3 +31,8 @@ export function messageOf(error: unknown): string {
 export function dataErrorFields(error: unknown): { sqlstate: string | null; reason: string } {
   return { sqlstate: sqlstateOf(error), reason: messageOf(error) };
 }
+
+/** What a parked event keeps of its error: the message (at most 2,000 characters) and the SQLSTATE. */
+export function storedError(error: unknown): [message: string, sqlstate: string | null] {
+  return [messageOf(error).slice(0, 2_000), sqlstateOf(error)];
+}

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Logger } from '../../src/logger.js';
-import { dataErrorFields, isDataError, messageOf, sqlstateOf } from './apply-errors.js';
+import { dataErrorFields, isDataError, storedError } from './apply-errors.js';
 import * as sql from './parked-sql.js';
 import type { Db, Projection } from './projection.js';
 
@@ -14,9 +14,26 @@ export async function parkEvent(db: Db, projection: Projection, event: RecordedE
     event.globalPosition,
     event.type,
     typeof event.metadata.accountId === 'string' ? event.metadata.accountId : null,
-    messageOf(error).slice(0, 2_000),
-    sqlstateOf(error),
+    ...storedError(error),
   ]);
+}
+
+/**
+ * Applies `events` in a savepoint of `db`'s transaction. On a data error their changes are undone
+ * and the error returned; any other error is thrown (the caller's transaction is then lost).
+ */
+export async function applyInSavepoint(db: Db, projection: Projection, events: RecordedEvent[]): Promise<{ applied: true } | { applied: false; error: unknown }> {
+  await db.query('SAVEPOINT apply_part');
+  try {
+    await projection.apply(db, events);
+    await db.query('RELEASE SAVEPOINT apply_part');
+    return { applied: true };
+  } catch (error) {
+    if (!isDataError(error)) throw error;
+    await db.query('ROLLBACK TO SAVEPOINT apply_part');
+    await db.query('RELEASE SAVEPOINT apply_part');
+    return { applied: false, error };
+  }
 }
 
 /**
@@ -31,22 +48,14 @@ export async function applyParkingPoison(db: Db, projection: Projection, events:
   const isolate = async (part: RecordedEvent[], knownToFail: boolean): Promise<void> => {
     if (part.length === 0) return;
     if (!knownToFail) {
-      await db.query('SAVEPOINT isolate');
-      try {
-        await projection.apply(db, part);
-        await db.query('RELEASE SAVEPOINT isolate');
+      const outcome = await applyInSavepoint(db, projection, part);
+      if (outcome.applied) return;
+      if (part.length === 1) {
+        const [event] = part as [RecordedEvent];
+        await parkEvent(db, projection, event, outcome.error);
+        log.warn({ eventId: event.id, eventType: event.type, globalPosition: event.globalPosition, ...dataErrorFields(outcome.error) }, 'event parked: the projection cannot apply it');
+        parked.push(event);
         return;
-      } catch (error) {
-        if (!isDataError(error)) throw error;
-        await db.query('ROLLBACK TO SAVEPOINT isolate');
-        await db.query('RELEASE SAVEPOINT isolate');
-        if (part.length === 1) {
-          const [event] = part as [RecordedEvent];
-          await parkEvent(db, projection, event, error);
-          log.warn({ eventId: event.id, eventType: event.type, globalPosition: event.globalPosition, ...dataErrorFields(error) }, 'event parked: the projection cannot apply it');
-          parked.push(event);
-          return;
-        }
       }
     }
     const half = Math.ceil(part.length / 2);

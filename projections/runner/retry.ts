@@ -1,7 +1,8 @@
 import type { Pool } from '../../src/db/pool.js';
 import type { EventStore } from '../../src/eventstore/port.js';
 import type { Logger } from '../../src/logger.js';
-import { dataErrorFields, isDataError, messageOf, sqlstateOf } from './apply-errors.js';
+import { dataErrorFields, storedError } from './apply-errors.js';
+import { applyInSavepoint } from './parking.js';
 import * as checkpointSql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import * as sql from './parked-sql.js';
@@ -43,17 +44,13 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
         result.stillParked += 1;
         continue;
       }
-      await client.query('SAVEPOINT retry');
-      try {
-        await projection.apply(client, [event]);
-        await client.query('RELEASE SAVEPOINT retry');
+      const outcome = await applyInSavepoint(client, projection, [event]);
+      if (outcome.applied) {
         await client.query(sql.unpark, [name, row.event_id]);
         result.applied += 1;
-      } catch (error) {
-        if (!isDataError(error)) throw error;
-        await client.query('ROLLBACK TO SAVEPOINT retry');
-        await client.query(sql.failedAgain, [name, row.event_id, messageOf(error).slice(0, 2_000), sqlstateOf(error)]);
-        log.warn({ projection: name, eventId: row.event_id, ...dataErrorFields(error) }, 'parked event failed again');
+      } else {
+        await client.query(sql.failedAgain, [name, row.event_id, ...storedError(outcome.error)]);
+        log.warn({ projection: name, eventId: row.event_id, ...dataErrorFields(outcome.error) }, 'parked event failed again');
         result.stillParked += 1;
       }
     }
