@@ -5,10 +5,10 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { runningEmbeddedServer } from '../src/db/embedded.js';
 import { withDatabase } from '../src/db/pool.js';
 import { isAlive, readLockFile } from '../src/db/postmaster.js';
+import { storedTrackIds } from './support/database.js';
 import { post, ServiceProcess } from './support/service-process.js';
 
 const adminToken = 'supervision-test-admin';
@@ -87,17 +87,11 @@ describe('the embedded PostgreSQL, supervised (e2e)', function () {
     }
   }
 
-  async function storedTrackIds(): Promise<Set<string>> {
+  /** The trackIDs stored in the running service's embedded database. */
+  async function storedTrackIdsOfService(): Promise<Set<string>> {
     const server = await runningEmbeddedServer(dataDir);
     if (!server) throw new Error('no embedded server running');
-    const client = new pg.Client({ connectionString: withDatabase(server(), 'tracking') });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ id: string }>("SELECT metadata->>'trackId' AS id FROM events");
-      return new Set(rows.map((row) => row.id));
-    } finally {
-      await client.end();
-    }
+    return storedTrackIds(withDatabase(server(), 'tracking'));
   }
 
   it('after kill -9 of the service, the next start stops the server it left running and comes up with every acknowledged item', async () => {
@@ -111,7 +105,7 @@ describe('the embedded PostgreSQL, supervised (e2e)', function () {
     const second = await start('main');
     expect(second.logged('an embedded PostgreSQL left running by a process that ended is stopped first')).to.equal(true);
     expect(isAlive(leftOver)).to.equal(false);
-    const stored = await storedTrackIds();
+    const stored = await storedTrackIdsOfService();
     for (const trackId of trackIds) expect(stored).to.include(trackId);
   });
 
@@ -138,7 +132,7 @@ describe('the embedded PostgreSQL, supervised (e2e)', function () {
     await service.waitForHealth(30_000);
     expect(postmaster().port, 'same port').to.equal(port);
     const after = await acknowledged(service, 5);
-    const stored = await storedTrackIds();
+    const stored = await storedTrackIdsOfService();
     for (const trackId of [...before, ...after]) expect(stored).to.include(trackId);
     service.child.kill('SIGTERM');
     expect(await service.exited).to.equal(0);

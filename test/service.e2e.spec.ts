@@ -4,25 +4,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
 import { startService } from '../src/server.js';
+import { storedTrackIds } from './support/database.js';
 import { post, ServiceProcess } from './support/service-process.js';
 
 const adminToken = 'service-test-admin';
-
-async function storedTrackIds(databaseUrl: string): Promise<Set<string>> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ id: string }>("SELECT metadata->>'trackId' AS id FROM events");
-    return new Set(rows.map((r) => r.id));
-  } finally {
-    await client.end();
-  }
-}
 
 describe('the service on its embedded database (e2e)', function () {
   this.timeout(120_000);

@@ -4,11 +4,12 @@ import { AppError } from '../errors.js';
 import { mayHoldInexactInteger, parseMarkingInexactIntegers } from '../ingest/exact-integers.js';
 import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 
-export const singleItemLimit = '1mb';
-export const bulkLimit = '5mb';
-/** The same limits in bytes (as the parser reads them). */
+/** Body limits in bytes: 1 MiB for one item, 5 MiB for a bulk request. */
 export const singleItemBytes = 1024 * 1024;
 export const bulkBytes = 5 * 1024 * 1024;
+
+/** `1mb`, `64kb`: a limit as the 413 reply names it. */
+const limitText = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)}mb` : `${bytes / 1024}kb`);
 
 /** Thrown by the parser's verify hook: body-parser passes its `type` on. */
 class UndecodableBody extends Error {
@@ -43,7 +44,7 @@ function reparsed(req: Request): unknown {
  * JSON bodies only: anything else is 415; size, syntax and encoding errors become form A replies.
  * `maxDepth` is the nesting the body may have: checked before anything else walks it.
  */
-export function jsonBody(limit: string, maxDepth = maxNestingDepth): RequestHandler[] {
+export function jsonBody(limit: number, maxDepth = maxNestingDepth): RequestHandler[] {
   const parse = express.json({ limit, strict: false, type: () => true, verify: utf8Only });
   return [
     (req: Request, _res: Response, next: NextFunction) => {
@@ -67,7 +68,7 @@ export function jsonBody(limit: string, maxDepth = maxNestingDepth): RequestHand
           return next();
         }
         const type = (error as { type?: string }).type;
-        if (type === 'entity.too.large') return next(new AppError(413, `body is larger than ${limit}`, 'request', 'too_large'));
+        if (type === 'entity.too.large') return next(new AppError(413, `body is larger than ${limitText(limit)}`, 'request', 'too_large'));
         if (type === 'entity.parse.failed') return next(new AppError(400, 'body is not valid JSON', 'request', 'malformed_json'));
         if (type === 'encoding.invalid') return next(new AppError(400, 'body is not valid UTF-8', 'request', 'invalid_utf8'));
         if (type === 'encoding.unsupported' || type === 'charset.unsupported') {

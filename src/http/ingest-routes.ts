@@ -8,7 +8,7 @@ import { freshTrackIds } from '../ingest/track-ids.js';
 import { ingestUsers } from '../ingest/users.js';
 import type { Services } from '../services.js';
 import { accountOf, ingestAuth } from './auth.js';
-import { bulkBytes, bulkLimit, jsonBody, singleItemBytes, singleItemLimit } from './body.js';
+import { bulkBytes, jsonBody, singleItemBytes } from './body.js';
 
 export const maxBulkUsers = 100;
 
@@ -67,7 +67,7 @@ export function ingestRoutes(services: Services): Router {
   }
 
   const single = (endpoint: Endpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
-    router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), services.bodies.reserve(singleItemBytes), ...jsonBody(singleItemLimit), async (req, res) => {
+    router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), services.bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes), async (req, res) => {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
         const result = await ingest(ctx, item);
@@ -81,7 +81,7 @@ export function ingestRoutes(services: Services): Router {
   const deps = { store: services.store, validator: services.validator, registry: services.registry, identities: services.identities };
 
   // The array of a bulk request is one level more: each user may nest as deep as a single one.
-  router.post('/users/bulk', auth, services.rateLimits.middleware('users/bulk'), services.bodies.reserve(bulkBytes), ...jsonBody(bulkLimit, maxNestingDepth + 1), async (req, res) => {
+  router.post('/users/bulk', auth, services.rateLimits.middleware('users/bulk'), services.bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, maxNestingDepth + 1), async (req, res) => {
     const items: unknown = req.body;
     if (!Array.isArray(items)) throw badRequest('body must be a JSON array of users');
     if (items.length === 0) throw badRequest('body must hold at least one user');

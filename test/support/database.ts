@@ -88,3 +88,15 @@ export async function freshDatabase(): Promise<TestDatabase> {
 export function asAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   return admin(work);
 }
+
+/** The trackIDs of every event stored in the database at `databaseUrl`. */
+export async function storedTrackIds(databaseUrl: string): Promise<Set<string>> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>("SELECT metadata->>'trackId' AS id FROM events");
+    return new Set(rows.map((row) => row.id));
+  } finally {
+    await client.end();
+  }
+}
