@@ -1,19 +1,19 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
 import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../../projections/leads/queries.js';
-import { describeEvent, eventsOfTrackId } from '../../projections/track-index/queries.js';
+import { describeTrackLookup, lookUpTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
 import { accountOf, accountReadAuth } from './auth.js';
 
 const defaultLimit = 50;
 const maxLimit = 500;
 
-function limitOf(req: Request): number {
+function limitOf(req: Request, max = maxLimit): number {
   const raw = req.query.limit;
   if (raw === undefined) return defaultLimit;
   const limit = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
-    throw badRequest(`limit must be an integer from 1 to ${maxLimit}`);
+  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw badRequest(`limit must be an integer from 1 to ${max}`);
   }
   return limit;
 }
@@ -56,9 +56,9 @@ export function readRoutes(services: Services): Router {
 
   router.get('/track/:trackID', async (req: Request, res: Response) => {
     const trackId = req.params.trackID as string;
-    const events = await eventsOfTrackId(services.pool, services.store, trackId, accountOf(res).id);
-    if (events.length === 0) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
-    res.json({ trackID: trackId.toLowerCase(), events: events.map(describeEvent) });
+    const lookup = await lookUpTrackId(services.pool, services.store, trackId, accountOf(res).id);
+    if (!lookup) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
+    res.json(describeTrackLookup(lookup));
   });
   return router;
 }
