@@ -1,12 +1,15 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
 import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../../projections/leads/queries.js';
+import { decodeLiveCursor, isLiveKind, liveEvents, liveKinds } from '../../projections/track-index/live.js';
 import { describeTrackLookup, lookUpTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
 import { accountOf, accountReadAuth } from './auth.js';
 
 const defaultLimit = 50;
 const maxLimit = 500;
+/** Live events: a page the dashboard polls every second. */
+const maxLiveLimit = 200;
 
 function limitOf(req: Request, max = maxLimit): number {
   const raw = req.query.limit;
@@ -59,6 +62,17 @@ export function readRoutes(services: Services): Router {
     const lookup = await lookUpTrackId(services.pool, services.store, trackId, accountOf(res).id);
     if (!lookup) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
     res.json(describeTrackLookup(lookup));
+  });
+
+  router.get('/live', async (req: Request, res: Response) => {
+    const kindText = stringQuery(req, 'kind');
+    const kind = kindText === undefined || kindText === '' ? undefined : kindText;
+    if (kind !== undefined && !isLiveKind(kind)) throw badRequest(`kind must be one of ${liveKinds.join(', ')}`);
+    const afterText = stringQuery(req, 'after');
+    const after = afterText === undefined || afterText === '' ? undefined : decodeLiveCursor(afterText);
+    if (after === null) throw badRequest('after must be a cursor this API gave out');
+    const limit = limitOf(req, maxLiveLimit);
+    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after }));
   });
   return router;
 }

@@ -15,6 +15,7 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/leads/:id',
   '/admin/v1/accounts/:license/leads/:id/events',
   '/admin/v1/accounts/:license/track/:trackID',
+  '/admin/v1/accounts/:license/live',
   '/healthz',
   '/livez',
   '/readyz',
