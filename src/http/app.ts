@@ -4,6 +4,7 @@ import { adminRoutes } from './admin-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
+import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
@@ -42,6 +43,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.use('/v1/accounts/:license', ingestRoutes(services));
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
+  app.use('/admin/v1', projectionRoutes(services));
   app.use(unknownPath);
   app.use(errorHandler(services.log, services.metrics));
   return app;
