@@ -61,7 +61,7 @@ export async function liveEvents(pool: Pool, accountId: string, options: { kind?
       trackID: row.track_id,
       kind: liveKindOf[row.event_type],
       eventType: row.event_type,
-      // When the store recorded it: before the item was acknowledged, milliseconds after its receipt.
+      // When the store recorded it: shortly after its receipt, before the item was acknowledged.
       receivedAt: row.recorded_at.toISOString(),
       stream: row.stream_name,
       globalPosition: Number(row.global_position),
