@@ -1,6 +1,7 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Services } from '../services.js';
 import { adminRoutes } from './admin-routes.js';
+import { dashboardRoutes } from './dashboard-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
@@ -44,6 +45,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
   app.use('/admin/v1', projectionRoutes(services));
+  app.use(dashboardRoutes());
   app.use(unknownPath);
   app.use(errorHandler(services.log, services.metrics));
   return app;

@@ -23,11 +23,17 @@ export const routePatterns: readonly string[] = [
   '/livez',
   '/readyz',
   '/metrics',
+  '/',
+  '/dashboard',
+  // Before the wildcard, which would take it too.
+  '/dashboard/assets/:file',
+  '/dashboard/*splat',
 ];
 
 const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.map((pattern) => ({
   pattern,
-  regex: new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`),
+  // `:name` is one path segment, `*name` (express's wildcard) one or more.
+  regex: new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, '[^/]+').replace(/\*[A-Za-z]+/g, '.+')}/?$`),
 }));
 
 /** Ingest endpoint of a route pattern (`users/bulk`), the label of the ingest item counters. */
