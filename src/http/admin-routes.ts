@@ -9,11 +9,12 @@ import { jsonBody } from './body.js';
 export function adminRoutes(services: Services): Router {
   const router = Router();
   const auth = adminAuth(services);
-  router.get('/accounts', auth, async (_req: express.Request, res: express.Response) => {
-    const accounts = await listAccounts(services.pool);
-    res.json({ accounts: accounts.map(({ licenseCode, name, createdAt }) => ({ licenseCode, name, createdAt })) });
+  const accounts = router.route('/accounts');
+  accounts.get(auth, async (_req: express.Request, res: express.Response) => {
+    const listed = await listAccounts(services.pool);
+    res.json({ accounts: listed.map(({ licenseCode, name, createdAt }) => ({ licenseCode, name, createdAt })) });
   });
-  router.post('/accounts', auth, ...jsonBody(64 * 1024), async (req: express.Request, res: express.Response) => {
+  accounts.post(auth, ...jsonBody(64 * 1024), async (req: express.Request, res: express.Response) => {
     const name = (req.body as { name?: unknown } | null)?.name;
     if (typeof name !== 'string' || name.trim() === '') throw badRequest('name is required and must be a non-empty string');
     if (name.length > 200) throw badRequest('name must be at most 200 characters');

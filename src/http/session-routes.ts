@@ -14,7 +14,7 @@ function cookieOptions(req: Request): CookieOptions {
   return { httpOnly: true, sameSite: 'strict', path: '/', secure: req.secure };
 }
 
-function describe(session: Session): object {
+function sessionBody(session: Session): object {
   return session.kind === 'operator'
     ? { kind: 'operator' }
     : { kind: 'account', account: { licenseCode: session.account.licenseCode, name: session.account.name } };
@@ -33,14 +33,15 @@ function credential(body: Record<string, unknown>, name: string): string {
  */
 export function sessionRoutes(services: Services): Router {
   const router = Router();
+  const session = router.route('/session');
 
-  router.post('/session', ...jsonBody(signInBytes), async (req: Request, res: Response) => {
+  session.post(...jsonBody(signInBytes), async (req: Request, res: Response) => {
     // Signing in from another site (login CSRF) would put the victim in the attacker's account.
     refuseForeignOrigin(req);
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
     const fields = body as Record<string, unknown>;
-    let session: Session;
+    let started: Session;
     let sessionId: string;
     if ('adminToken' in fields) {
       if ('licenseCode' in fields || 'accessToken' in fields) throw badRequest('give either adminToken, or licenseCode and accessToken');
@@ -48,7 +49,7 @@ export function sessionRoutes(services: Services): Router {
       const adminHash = services.config.adminToken ? hashToken(services.config.adminToken) : null;
       if (!adminHash || !tokenMatches(adminToken, adminHash)) throw unauthorized('wrong admin token');
       sessionId = await services.sessions.startOperatorSession();
-      session = { kind: 'operator' };
+      started = { kind: 'operator' };
     } else {
       const licenseCode = credential(fields, 'licenseCode');
       const accessToken = credential(fields, 'accessToken');
@@ -56,24 +57,24 @@ export function sessionRoutes(services: Services): Router {
       if (!found) throw unauthorized('wrong license code or access token');
       if (found.scope !== 'ingest+read') throw forbidden('this access token has scope ingest: signing in needs a token of scope ingest+read');
       sessionId = await services.sessions.startAccountSession(found.account, found.tokenId);
-      session = { kind: 'account', account: found.account, tokenId: found.tokenId };
+      started = { kind: 'account', account: found.account, tokenId: found.tokenId };
     }
     // A session the browser held before is ended rather than left to expire.
     const previous = sessionIdOf(req);
     if (previous) await services.sessions.end(previous);
-    req.log.info({ kind: session.kind }, 'signed in');
+    req.log.info({ kind: started.kind }, 'signed in');
     res.cookie(sessionCookie, sessionId, { ...cookieOptions(req), maxAge: sessionSeconds * 1000 });
-    res.json(describe(session));
+    res.json(sessionBody(started));
   });
 
-  router.get('/session', async (req: Request, res: Response) => {
+  session.get(async (req: Request, res: Response) => {
     const id = sessionIdOf(req);
-    const session = id ? await services.sessions.find(id) : null;
-    if (!session) throw unauthorized('no session: sign in first');
-    res.json(describe(session));
+    const current = id ? await services.sessions.find(id) : null;
+    if (!current) throw unauthorized('no session: sign in first');
+    res.json(sessionBody(current));
   });
 
-  router.delete('/session', async (req: Request, res: Response) => {
+  session.delete(async (req: Request, res: Response) => {
     const id = sessionIdOf(req);
     if (id) {
       refuseForeignOrigin(req);

@@ -12,11 +12,12 @@ export function tokenRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
   const auth = accountReadAuth(services);
 
-  router.get('/tokens', auth, async (_req: Request, res: Response) => {
+  const tokens = router.route('/tokens');
+  tokens.get(auth, async (_req: Request, res: Response) => {
     res.json({ tokens: await listTokens(services.pool, accountOf(res).id) });
   });
 
-  router.post('/tokens', auth, ...jsonBody(tokenBodyBytes), async (req: Request, res: Response) => {
+  tokens.post(auth, ...jsonBody(tokenBodyBytes), async (req: Request, res: Response) => {
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
     const { label, scope } = body as { label?: unknown; scope?: unknown };
