@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { createApp } from '../src/http/app.js';
 import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
 import { capturedLog } from './support/log-lines.js';
 import { queued, requestError } from './support/replies.js';
+import { testCertificate, testCertificateKey } from './support/tls.js';
 
 /** Dashboard sessions (docs/api.md, Sessions and Credentials): sign-in, cookie, who may do what with it. */
 
@@ -210,6 +214,35 @@ describe('sessions: logs (e2e)', () => {
       const text = captured.written();
       for (const secret of [id, accessToken, account.accessToken, adminToken]) expect(text).not.to.contain(secret);
     } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('sessions over HTTPS (e2e)', () => {
+  it('marks the session cookie Secure when the request came over HTTPS', async () => {
+    const app = await TestApp.start();
+    const server = createHttpsServer({ key: testCertificateKey, cert: testCertificate }, createApp(app.services));
+    try {
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const body = JSON.stringify({ adminToken });
+      const setCookie = await new Promise<string[]>((resolve, reject) => {
+        const req = httpsRequest(
+          { host: '127.0.0.1', port, path: '/admin/v1/session', method: 'POST', ca: testCertificate, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            res.on('end', () => (res.statusCode === 200 ? resolve(res.headers['set-cookie'] ?? []) : reject(new Error(`HTTP ${res.statusCode}`))));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect(setCookie).to.have.length(1);
+      expect((setCookie[0] as string).split(/;\s*/)).to.include.members(['Secure', 'HttpOnly', 'SameSite=Strict', 'Path=/']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
       await app.stop();
     }
   });
