@@ -1,5 +1,5 @@
 import { addToken, isTokenScope, labelProblem, listTokens, revokeToken, TokenChangeRefused, tokenScopes } from '../access-tokens.js';
-import { createAccount, listAccounts, rotateToken } from '../accounts.js';
+import { createAccount, findAccount, listAccounts, rotateToken } from '../accounts.js';
 import { CliError, withContext } from './context.js';
 
 export interface AccountsOptions {
@@ -57,7 +57,7 @@ export async function accountsCommand(args: string[], options: AccountsOptions):
     const license = rest[0];
     if (!license || rest.length > 1) throw new CliError('usage: tracking accounts tokens <license>', 2);
     const tokens = await withContext(async ({ pool }) => {
-      const account = (await listAccounts(pool)).find((a) => a.licenseCode === license);
+      const account = await findAccount(pool, license);
       return account ? listTokens(pool, account.id) : null;
     });
     if (!tokens) throw new CliError(`no account with license code ${license}`);
