@@ -41,13 +41,17 @@ export function refuseForeignOrigin(req: Request): void {
   if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
   const origin = req.get('origin');
   if (origin === undefined) return;
-  let host: string | null = null;
+  let originHost: string | null = null;
   try {
-    host = new URL(origin).host;
+    // URL lowercases the host and drops a default port.
+    originHost = new URL(origin).host;
   } catch {
-    host = null;
+    originHost = null;
   }
-  if (!host || host !== req.get('host')) throw forbidden('a request that changes something with a session cookie must come from this service\'s own origin');
+  const host = (req.get('host') ?? '').toLowerCase().replace(/:(80|443)$/, '');
+  if (!originHost || originHost !== host) {
+    throw forbidden("a request that changes something with a session must come from this service's own origin (Origin names another host)");
+  }
 }
 
 export function accountOf(res: Response): Account {
