@@ -7,6 +7,8 @@ import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
+import { sessionRoutes } from './session-routes.js';
+import { tokenRoutes } from './token-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
 
@@ -42,6 +44,8 @@ export function createApp(services: Services, options: AppOptions = {}): Express
 
   app.use(opsRoutes(services, isShuttingDown));
   app.use('/v1/accounts/:license', ingestRoutes(services));
+  app.use('/admin/v1', sessionRoutes(services));
+  app.use('/admin/v1/accounts/:license', tokenRoutes(services));
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
   app.use('/admin/v1', projectionRoutes(services));

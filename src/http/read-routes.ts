@@ -31,7 +31,7 @@ function stringQuery(req: Request, name: string): string | undefined {
 /** The read API of DESIGN 8 under /admin/v1/accounts/:license: the read models, never the event log. */
 export function readRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
-  router.use(accountReadAuth(services.accounts, services.config.adminToken));
+  router.use(accountReadAuth(services));
 
   router.get('/leads', async (req: Request, res: Response) => {
     const cursorText = stringQuery(req, 'cursor');
