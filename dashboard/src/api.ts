@@ -165,19 +165,22 @@ export const leadTimeline = (license: string, id: string, limit?: number) =>
 
 // ---- track lookup ----
 
+/** A stored event as the track lookup shows it. */
 export interface StoredEvent {
+  eventId: string;
   type: string;
   stream: string;
-  streamPosition?: number | string;
-  globalPosition?: number | string;
+  streamPosition: number;
+  globalPosition: number;
+  recordedAt: string;
   data: unknown;
   metadata: unknown;
-  [field: string]: unknown;
 }
 
 export interface TrackLookup {
   trackID: string;
   events: StoredEvent[];
+  /** Each stream of the trackID's events, up to and including them. */
   streams: Record<string, StoredEvent[]>;
 }
 
@@ -193,11 +196,11 @@ export interface LiveItem {
   eventType: string;
   receivedAt: string;
   stream: string;
-  globalPosition: number | string;
+  globalPosition: number;
 }
 
 export const liveEvents = (license: string, query: { kind?: LiveKind; limit?: number; after?: string } = {}) =>
-  call<{ items: LiveItem[]; cursor: string | null }>('GET', withQuery(`${accountPath(license)}/live`, { ...query }));
+  call<{ items: LiveItem[]; cursor: string }>('GET', withQuery(`${accountPath(license)}/live`, { ...query }));
 
 // ---- ingestion warnings ----
 
@@ -206,7 +209,8 @@ export interface WarningExample {
   endpoint: string;
   status: number;
   message: string;
-  excerpt: string;
+  /** The start of the body the client sent (at most 2 KB); null when there was none. */
+  excerpt: string | null;
   truncated: boolean;
 }
 
@@ -242,19 +246,48 @@ export const overview = (license: string) => call<Overview>('GET', `${accountPat
 
 // ---- projections (operators) ----
 
+export interface WorkerSession {
+  worker: string;
+  sessionPid: number;
+}
+
+export interface RebuildStatus {
+  state: 'requested' | 'running' | 'finished';
+  requestedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Events to replay, counted when it started. */
+  target: number | null;
+}
+
+export interface ParkedEvent {
+  eventId: string;
+  eventType: string;
+  accountId: string | null;
+  globalPosition: number;
+  error: string;
+  sqlstate: string | null;
+  attempts: number;
+  parkedAt: string;
+}
+
 /** One projection's status, as `tracking projections status --json` prints it. */
 export interface ProjectionStatus {
-  name: string;
-  checkpoint?: unknown;
-  lag?: unknown;
-  activeWorker?: unknown;
-  parked?: unknown;
-  rebuild?: { target?: unknown; eventsApplied?: number; [field: string]: unknown } | null;
-  [field: string]: unknown;
+  projection: string;
+  checkpoint: string | null;
+  eventsApplied: number;
+  updatedAt: string | null;
+  lagEvents: number;
+  lagEventsAtLeast?: true;
+  lagSeconds: number;
+  active: (WorkerSession & { since: string }) | null;
+  standby: WorkerSession[];
+  rebuild: RebuildStatus | null;
+  parked: { events: number; latest: ParkedEvent[] };
 }
 
 export const listProjections = () => call<{ projections: ProjectionStatus[] }>('GET', '/admin/v1/projections');
 export const rebuildProjection = (name: string) =>
-  call<{ projection: string; rebuild: unknown }>('POST', `/admin/v1/projections/${segment(name)}/rebuild`);
+  call<{ projection: string; rebuild: RebuildStatus | null }>('POST', `/admin/v1/projections/${segment(name)}/rebuild`);
 export const retryParked = (name: string) =>
-  call<{ projection: string; retried: number; stillParked: number }>('POST', `/admin/v1/projections/${segment(name)}/retry`);
+  call<{ projection: string; retried: number; applied: number; stillParked: number }>('POST', `/admin/v1/projections/${segment(name)}/retry`);

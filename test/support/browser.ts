@@ -129,7 +129,9 @@ const reportViolations = `document.addEventListener('securitypolicyviolation', (
  * uncaught exception and Content-Security-Policy violation; expectNoProblems() fails on any.
  */
 export async function openPage(browser: Browser, options: PageOptions = {}): Promise<WatchedPage> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 800 } });
+  // A locale of its own: under LANG=C the browser's language would be 'en-US@posix', a tag Intl
+  // refuses (uPlot formats numbers in the browser's language).
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 800 }, locale: 'en-US' });
   const page = await context.newPage();
   const problems: string[] = [];
   const expected = options.expectedFailedLoads ?? [];

@@ -1,11 +1,156 @@
-import { Coming, PageHeading } from '../components';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { liveEvents, lookupTrack, type LiveItem, type LiveKind, type TrackLookup } from '../api';
+import { ErrorText, PageHeading } from '../components';
+import { formatTime } from '../components/format';
+import { usePolling } from '../components/polling';
+import { TrackEvents } from '../components/track-events';
+import { Link, pathTo } from '../router';
 import type { PageProps } from './page';
 
-export function LiveEventsPage(_props: PageProps) {
+/** Rows kept in the page: the oldest go first. */
+const maxRows = 500;
+const pollMs = 1_000;
+const kinds: { value: LiveKind | ''; label: string }[] = [
+  { value: '', label: 'All kinds' },
+  { value: 'users', label: 'users' },
+  { value: 'events', label: 'events' },
+  { value: 'products', label: 'products' },
+  { value: 'productsevents', label: 'productsevents' },
+];
+
+/**
+ * The account's latest stored items, newest first, polled every second with the cursor of the
+ * previous reply while the page is shown and not paused. A row opens its stored JSON.
+ */
+export function LiveEventsPage({ license }: PageProps) {
+  const [rows, setRows] = useState<LiveItem[]>([]);
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [paused, setPaused] = useState(false);
+  const [kind, setKind] = useState<LiveKind | ''>('');
+  const [opened, setOpened] = useState<string | null>(null);
+  const cursor = useRef<string | undefined>(undefined);
+
+  // Another account or kind starts a new list.
+  useEffect(() => {
+    cursor.current = undefined;
+    setRows([]);
+    setLoaded(false);
+    setOpened(null);
+  }, [license, kind]);
+
+  usePolling(
+    async (wanted) => {
+      if (!license) return;
+      try {
+        const after = cursor.current;
+        const reply = await liveEvents(license, { kind: kind || undefined, after, limit: after ? 200 : 50 });
+        if (!wanted()) return;
+        cursor.current = reply.cursor;
+        if (reply.items.length > 0) setRows((shown) => [...reply.items, ...shown].slice(0, maxRows));
+        setLoaded(true);
+        setError(null);
+      } catch (failure) {
+        if (wanted()) setError(failure);
+      }
+    },
+    pollMs,
+    !paused && license !== null,
+    `${license}|${kind}`,
+  );
+
   return (
     <section aria-labelledby="page-heading">
       <PageHeading>Live events</PageHeading>
-      <Coming>Coming: The items stored most recently, newest first, as they arrive.</Coming>
+      <div class="toolbar">
+        <button type="button" class="secondary" aria-pressed={paused} onClick={() => setPaused(!paused)}>
+          {paused ? 'Resume' : 'Pause'}
+        </button>
+        <label for="live-kind">Kind</label>
+        <select id="live-kind" value={kind} onChange={(event) => setKind((event.currentTarget as HTMLSelectElement).value as LiveKind | '')}>
+          {kinds.map((option) => (
+            <option key={option.value} value={option.value}>
+              {option.label}
+            </option>
+          ))}
+        </select>
+        <span class="status-text" role="status">
+          {paused ? 'Paused: new items are not fetched.' : 'Live: checked every second.'}
+        </span>
+      </div>
+      <ErrorText error={error} />
+      {!loaded && !error ? <p>Loading the latest items…</p> : null}
+      {loaded && rows.length === 0 ? <p>No item stored yet{kind ? ` of kind ${kind}` : ''}.</p> : null}
+      {rows.length > 0 ? (
+        <div class="table-box" tabIndex={0} role="region" aria-label="Latest items">
+          <table class="live-table stack">
+            <caption class="visually-hidden">Latest stored items, newest first (at most {maxRows})</caption>
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Event type</th>
+                <th scope="col">trackID</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.globalPosition} class={opened === row.trackID ? 'selected' : undefined}>
+                  <td data-label="Received">{formatTime(row.receivedAt)}</td>
+                  <td data-label="Kind">{row.kind}</td>
+                  <td data-label="Event type">{row.eventType}</td>
+                  <td data-label="trackID">
+                    <button type="button" class="link" aria-expanded={opened === row.trackID} onClick={() => setOpened(opened === row.trackID ? null : row.trackID)}>
+                      <span class="visually-hidden">Show the stored JSON of </span>
+                      <code>{row.trackID}</code>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {opened && license ? <StoredJsonPanel license={license} trackID={opened} onClose={() => setOpened(null)} /> : null}
     </section>
+  );
+}
+
+/** The track lookup of one row's trackID, in a panel under the list. */
+function StoredJsonPanel({ license, trackID, onClose }: { license: string; trackID: string; onClose: () => void }) {
+  const [lookup, setLookup] = useState<TrackLookup | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    let current = true;
+    setLookup(null);
+    setError(null);
+    heading.current?.focus();
+    lookupTrack(license, trackID)
+      .then((found) => current && setLookup(found))
+      .catch((failure: unknown) => current && setError(failure));
+    return () => {
+      current = false;
+    };
+  }, [license, trackID]);
+
+  return (
+    <aside class="panel" aria-labelledby="stored-json-heading">
+      <div class="panel-head">
+        <h2 id="stored-json-heading" tabIndex={-1} ref={heading}>
+          Stored JSON
+        </h2>
+        <button type="button" class="secondary" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <p>
+        <Link href={pathTo('/track/:trackID', { trackID })}>Open trackID {trackID} in the track lookup</Link>
+      </p>
+      <ErrorText error={error} />
+      {!lookup && !error ? <p>Loading…</p> : null}
+      {lookup ? <TrackEvents lookup={lookup} level={3} /> : null}
+    </aside>
   );
 }

@@ -1,11 +1,185 @@
-import { Coming, PageHeading } from '../components';
+import { useState } from 'preact/hooks';
+import { listProjections, rebuildProjection, retryParked, type ProjectionStatus, type RebuildStatus } from '../api';
+import { ErrorText, PageHeading } from '../components';
+import { formatCount, formatSeconds, formatTime } from '../components/format';
+import { usePolling } from '../components/polling';
 import type { PageProps } from './page';
 
+/** The status is read every second while a rebuild is under way, else every 10 seconds. */
+const fastMs = 1_000;
+const slowMs = 10_000;
+
+const underWay = (rebuild: RebuildStatus | null): boolean => rebuild?.state === 'requested' || rebuild?.state === 'running';
+
+/** Operators: every projection's checkpoint, lag, workers and parked events, with rebuild and retry. */
 export function ProjectionsPage(_props: PageProps) {
+  const [statuses, setStatuses] = useState<ProjectionStatus[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [refreshes, setRefreshes] = useState(0);
+
+  usePolling(
+    async (wanted) => {
+      try {
+        const reply = await listProjections();
+        if (!wanted()) return;
+        setStatuses(reply.projections);
+        setError(null);
+      } catch (failure) {
+        if (wanted()) setError(failure);
+      }
+    },
+    statuses?.some((status) => underWay(status.rebuild)) ? fastMs : slowMs,
+    true,
+    refreshes,
+  );
+  const refresh = () => setRefreshes((count) => count + 1);
+
   return (
     <section aria-labelledby="page-heading">
       <PageHeading>Projections</PageHeading>
-      <Coming>Coming: Each projection's checkpoint, lag and parked events; rebuild and retry.</Coming>
+      <ErrorText error={error} />
+      {!statuses && !error ? <p>Loading…</p> : null}
+      {statuses ? (
+        <>
+          <div class="table-box" tabIndex={0} role="region" aria-label="Projections">
+            <table class="projections stack">
+              <thead>
+                <tr>
+                  <th scope="col">Projection</th>
+                  <th scope="col">Checkpoint</th>
+                  <th scope="col">Events applied</th>
+                  <th scope="col">Lag</th>
+                  <th scope="col">Active worker</th>
+                  <th scope="col">Standby</th>
+                  <th scope="col">Parked</th>
+                  <th scope="col">Rebuild</th>
+                </tr>
+              </thead>
+              <tbody>
+                {statuses.map((status) => (
+                  <tr key={status.projection}>
+                    <th scope="row" data-label="Projection">{status.projection}</th>
+                    <td data-label="Checkpoint">
+                      <code>{status.checkpoint ?? 'none'}</code>
+                      <div class="hint">{status.updatedAt ? `updated ${formatTime(status.updatedAt)}` : 'never updated'}</div>
+                    </td>
+                    <td data-label="Events applied">{formatCount(status.eventsApplied)}</td>
+                    <td data-label="Lag">
+                      {status.lagEventsAtLeast ? 'at least ' : ''}
+                      {formatCount(status.lagEvents)} {status.lagEvents === 1 ? 'event' : 'events'}, {formatSeconds(status.lagSeconds)}
+                    </td>
+                    <td data-label="Active worker">{status.active ? `${status.active.worker} since ${formatTime(status.active.since)}` : 'none'}</td>
+                    <td data-label="Standby">{status.standby.length}</td>
+                    <td data-label="Parked">{formatCount(status.parked.events)}</td>
+                    <td class="rebuild-state" data-label="Rebuild">{rebuildText(status)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {statuses.map((status) => (
+            <ProjectionActions key={status.projection} status={status} onChanged={refresh} />
+          ))}
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+function rebuildText(status: ProjectionStatus): string {
+  const { rebuild } = status;
+  if (!rebuild) return 'never rebuilt';
+  switch (rebuild.state) {
+    case 'requested':
+      return `requested ${formatTime(rebuild.requestedAt)}: waiting for the active worker`;
+    case 'running':
+      return `running: ${formatCount(status.eventsApplied)} of ${rebuild.target === null ? '?' : formatCount(rebuild.target)} events`;
+    case 'finished':
+      return `finished ${formatTime(rebuild.finishedAt)}`;
+  }
+}
+
+/** The rebuild (with a confirmation step) and the retry of parked events of one projection. */
+function ProjectionActions({ status, onChanged }: { status: ProjectionStatus; onChanged: () => void }) {
+  const name = status.projection;
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [retried, setRetried] = useState<string | null>(null);
+  const rebuilding = underWay(status.rebuild);
+
+  const act = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+      onChanged();
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const rebuild = () =>
+    act(async () => {
+      setConfirming(false);
+      await rebuildProjection(name);
+    });
+  const retry = () =>
+    act(async () => {
+      const result = await retryParked(name);
+      setRetried(`${result.retried} retried: ${result.applied} applied, ${result.stillParked} still parked.`);
+    });
+
+  return (
+    <section class="projection" aria-labelledby={`projection-${name}`}>
+      <h2 id={`projection-${name}`}>{name}</h2>
+      <p class="rebuild-progress" role="status">
+        Rebuild: {rebuildText(status)}
+      </p>
+      <div class="actions">
+        {confirming ? (
+          <div class="confirm" role="group" aria-label={`Confirm the rebuild of ${name}`}>
+            <p>
+              Rebuild {name}? Its read models are emptied and every stored event is replayed; until it finishes they are incomplete.
+            </p>
+            <button type="button" class="danger" disabled={busy} onClick={rebuild}>
+              Yes, rebuild {name}
+            </button>
+            <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button type="button" disabled={busy || rebuilding} onClick={() => setConfirming(true)}>
+            Rebuild {name}…
+          </button>
+        )}
+        {status.parked.events > 0 ? (
+          <button type="button" class="secondary" disabled={busy || rebuilding} onClick={retry}>
+            Retry parked events of {name}
+          </button>
+        ) : null}
+      </div>
+      {retried ? <p role="status">{retried}</p> : null}
+      <ErrorText error={error} />
+      {status.parked.latest.length > 0 ? (
+        <>
+          <h3>
+            Parked events ({formatCount(status.parked.events)}), latest first
+          </h3>
+          <ul class="parked">
+            {status.parked.latest.map((parked) => (
+              <li key={parked.eventId}>
+                <code>{parked.eventType}</code> at global position {parked.globalPosition}, parked {formatTime(parked.parkedAt)} after{' '}
+                {parked.attempts} {parked.attempts === 1 ? 'attempt' : 'attempts'}
+                <pre class="excerpt">{parked.error}</pre>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
     </section>
   );
 }

@@ -1,16 +1,103 @@
-import { Coming, PageHeading } from '../components';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, lookupTrack, type TrackLookup } from '../api';
+import { ErrorText, PageHeading } from '../components';
+import { isTrackId } from '../components/format';
+import { TrackEvents } from '../components/track-events';
+import { navigate, pathTo } from '../router';
 import type { PageProps } from './page';
 
-export function TrackLookupPage({ params }: PageProps) {
+type Lookup =
+  | { state: 'idle' }
+  | { state: 'invalid'; text: string }
+  | { state: 'loading'; trackID: string }
+  | { state: 'unknown'; trackID: string }
+  | { state: 'failed'; error: unknown }
+  | { state: 'found'; lookup: TrackLookup };
+
+const notATrackId = (text: string) => `"${text}" is not a trackID: a trackID is a UUID such as 0192f3a4-5b6c-7d8e-9f01-23456789abcd.`;
+
+/** /track and /track/:trackID: the stored events of a trackID, looked up from a form or the URL. */
+export function TrackLookupPage({ license, params }: PageProps) {
+  const wanted = params.trackID ?? '';
+  const [typed, setTyped] = useState(wanted);
+  const [result, setResult] = useState<Lookup>({ state: 'idle' });
+  const shown = useRef(wanted);
+
+  useEffect(() => {
+    // The field follows the URL when it changes (back, forward, a link), not over what is typed.
+    if (shown.current !== wanted) setTyped(wanted);
+    shown.current = wanted;
+    if (!wanted || !license) return setResult({ state: 'idle' });
+    if (!isTrackId(wanted)) return setResult({ state: 'invalid', text: wanted });
+    let current = true;
+    setResult({ state: 'loading', trackID: wanted });
+    lookupTrack(license, wanted)
+      .then((lookup) => current && setResult({ state: 'found', lookup }))
+      .catch((error: unknown) => {
+        if (!current) return;
+        setResult(error instanceof ApiError && error.status === 404 ? { state: 'unknown', trackID: wanted } : { state: 'failed', error });
+      });
+    return () => {
+      current = false;
+    };
+  }, [license, wanted]);
+
+  const submit = (event: SubmitEvent) => {
+    event.preventDefault();
+    const text = typed.trim();
+    if (!isTrackId(text)) return setResult({ state: 'invalid', text });
+    navigate(pathTo('/track/:trackID', { trackID: text.toLowerCase() }));
+  };
+
   return (
     <section aria-labelledby="page-heading">
       <PageHeading>Track lookup</PageHeading>
-      {params.trackID ? (
-        <p>
-          trackID: <code>{params.trackID}</code>
-        </p>
-      ) : null}
-      <Coming>Coming: The stored events of a trackID and the streams they belong to.</Coming>
+      <form class="inline-form" onSubmit={submit} noValidate>
+        <label for="track-id">trackID</label>
+        <input
+          id="track-id"
+          name="trackID"
+          type="text"
+          spellcheck={false}
+          autocomplete="off"
+          value={typed}
+          onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
+          aria-describedby="track-id-hint"
+        />
+        <button type="submit">Look up</button>
+      </form>
+      <p class="hint" id="track-id-hint">
+        The trackID an ingest reply gave for an accepted item.
+      </p>
+      <div class="result" aria-live="polite">
+        <LookupResult result={result} />
+      </div>
     </section>
   );
+}
+
+function LookupResult({ result }: { result: Lookup }) {
+  switch (result.state) {
+    case 'idle':
+      return null;
+    case 'invalid':
+      return (
+        <p class="error" role="alert">
+          {result.text ? notATrackId(result.text) : 'Type a trackID first.'}
+        </p>
+      );
+    case 'loading':
+      return <p>Looking up {result.trackID}…</p>;
+    case 'unknown':
+      return (
+        <p class="error" role="alert">
+          unknown trackID: no stored item of this account has trackID <code>{result.trackID}</code> (an accepted item is found here within
+          about a second).
+        </p>
+      );
+    case 'failed':
+      return <ErrorText error={result.error} />;
+    case 'found':
+      return <TrackEvents lookup={result.lookup} />;
+  }
 }

@@ -1,0 +1,95 @@
+import type { StoredEvent, TrackLookup } from '../api';
+import { formatTime } from './format';
+import { JsonText } from './json-text';
+
+/**
+ * What the store keeps of one trackID: each event (type, stream, positions, time, data and
+ * metadata as JSON text), then each of their streams up to them, the trackID's own events marked.
+ * `level` is the heading level of its parts (3 on the track lookup page, 4 in a panel).
+ */
+export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?: 2 | 3 }) {
+  const Heading = level === 2 ? 'h2' : 'h3';
+  const Sub = level === 2 ? 'h3' : 'h4';
+  const own = new Set(lookup.events.map((event) => event.eventId));
+  const streams = Object.entries(lookup.streams);
+  return (
+    <div class="track-events">
+      <Heading>
+        {lookup.events.length === 1 ? 'Stored event' : `Stored events (${lookup.events.length})`} of trackID <code>{lookup.trackID}</code>
+      </Heading>
+      {lookup.events.map((event) => (
+        <article class="stored-event" key={event.eventId} aria-label={`${event.type} in ${event.stream}`}>
+          <Sub>{event.type}</Sub>
+          <dl class="facts">
+            <dt>Stream</dt>
+            <dd>
+              <code>{event.stream}</code>
+            </dd>
+            <dt>Stream position</dt>
+            <dd>{event.streamPosition}</dd>
+            <dt>Global position</dt>
+            <dd>{event.globalPosition}</dd>
+            <dt>Recorded</dt>
+            <dd>{formatTime(event.recordedAt)}</dd>
+            <dt>Event id</dt>
+            <dd>
+              <code>{event.eventId}</code>
+            </dd>
+          </dl>
+          <p class="json-label">data</p>
+          <JsonText value={event.data} label={`data of ${event.type}`} />
+          <p class="json-label">metadata</p>
+          <JsonText value={event.metadata} label={`metadata of ${event.type}`} />
+        </article>
+      ))}
+      <Heading>Streams up to these events</Heading>
+      {streams.length === 0 ? <p>No stream.</p> : null}
+      {streams.map(([stream, events]) => (
+        <StreamTable key={stream} stream={stream} events={events} own={own} Sub={Sub} />
+      ))}
+    </div>
+  );
+}
+
+function StreamTable({ stream, events, own, Sub }: { stream: string; events: StoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
+  const first = events[0]?.streamPosition ?? 0;
+  return (
+    <section class="stream" aria-label={`Stream ${stream}`}>
+      <Sub>
+        <code>{stream}</code>
+      </Sub>
+      {first > 0 ? <p class="hint">From stream position {first}: the events before it are not shown.</p> : null}
+      <div class="table-box" tabIndex={0} role="region" aria-label={`Events of stream ${stream}`}>
+        <table class="stack">
+          <thead>
+            <tr>
+              <th scope="col">Stream position</th>
+              <th scope="col">Global position</th>
+              <th scope="col">Type</th>
+              <th scope="col">Recorded</th>
+              <th scope="col">This trackID</th>
+              <th scope="col">Data</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.map((event) => (
+              <tr key={event.eventId} class={own.has(event.eventId) ? 'own' : undefined}>
+                <td data-label="Stream position">{event.streamPosition}</td>
+                <td data-label="Global position">{event.globalPosition}</td>
+                <td data-label="Type">{event.type}</td>
+                <td data-label="Recorded">{formatTime(event.recordedAt)}</td>
+                <td data-label="This trackID">{own.has(event.eventId) ? 'yes' : ''}</td>
+                <td data-label="Data">
+                  <details>
+                    <summary>data</summary>
+                    <JsonText value={event.data} />
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
