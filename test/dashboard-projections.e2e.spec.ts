@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { adminToken, servedApp, type Credentials, type TestApp } from './support/app.js';
+import { openPage, screenshot, usesBrowser } from './support/browser.js';
+import { queued } from './support/replies.js';
+
+/** The Projections page (operators), signed in through the form, with the projection workers running. */
+
+const sessionPath = '/admin/v1/session';
+const names = ['leads', 'user-events', 'products', 'track-index'];
+
+async function signInAsOperator(page: Page, baseUrl: string, path: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard${path}`);
+  await page.getByLabel('Operator').check();
+  await page.getByLabel('Admin token').fill(adminToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+describe('dashboard projections (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  let browser: Browser;
+  servedApp((started) => ({ app, account } = started), { scope: 'suite', projections: true });
+  usesBrowser((launched) => (browser = launched));
+
+  const leadIds = async (): Promise<string[]> => {
+    const reply = await app.get<{ leads: { userId?: string }[] }>(`/admin/v1/accounts/${account.licenseCode}/leads`, `Bearer ${account.accessToken}`);
+    expect(reply.status).to.equal(200);
+    return reply.body.leads.map((lead) => String(lead.userId));
+  };
+
+  for (const width of [1280, 400]) {
+    it(`shows every projection and rebuilds leads from the page, following its progress to the end, at ${width} px`, async () => {
+      for (const userId of [`a-${width}`, `b-${width}`]) queued(await app.ingest(account, 'users', { userId, attributes: {} }));
+      await app.projected();
+      const before = await leadIds();
+      expect(before).to.include.members([`a-${width}`, `b-${width}`]);
+
+      const { page, expectNoProblems, close } = await openPage(browser, { width, expectedFailedLoads: [sessionPath] });
+      try {
+        await signInAsOperator(page, app.baseUrl, '/projections');
+        await page.getByRole('heading', { name: 'Projections', exact: true }).waitFor();
+        const table = page.getByRole('table');
+        await table.waitFor();
+        expect(await table.locator('tbody th').allTextContents()).to.deep.equal(names);
+        const leadsRow = table.locator('tbody tr').filter({ has: page.locator('th', { hasText: /^leads$/ }) });
+        const cells = await leadsRow.locator('td').allTextContents();
+        expect(cells[1], 'events applied').to.match(/^\d+$/);
+        expect(Number(cells[1])).to.be.at.least(2);
+        expect(cells[2], 'lag').to.match(/events?, [\d.]+ s$/);
+        expect(cells[3], 'active worker').to.not.equal('none');
+        expect(cells[5], 'parked').to.equal('0');
+        // No parked event: no retry to offer.
+        expect(await page.getByRole('button', { name: /Retry parked/ }).count()).to.equal(0);
+
+        // Rebuild asks first; the confirmation is a real button.
+        const section = page.getByRole('region', { name: 'leads', exact: true });
+        await section.getByRole('button', { name: 'Rebuild leads…' }).click();
+        const confirm = section.getByRole('group', { name: 'Confirm the rebuild of leads' });
+        expect(await confirm.textContent()).to.include('every stored event is replayed');
+        await confirm.getByRole('button', { name: 'Cancel' }).click();
+        expect(await confirm.count()).to.equal(0);
+        const progress = section.getByRole('status').filter({ hasText: 'Rebuild:' });
+        const earlier = (await progress.textContent()) ?? '';
+        await section.getByRole('button', { name: 'Rebuild leads…' }).click();
+        await confirm.getByRole('button', { name: 'Yes, rebuild leads' }).click();
+        // Followed every second until it ends (an earlier rebuild's end is another text: its time).
+        await progress.filter({ hasText: 'Rebuild: finished', hasNotText: earlier }).waitFor({ timeout: 20_000 });
+        expect(await leadsRow.locator('td').last().textContent()).to.match(/^finished /);
+        await screenshot(page, `projections-${width}`);
+        expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(width);
+        expectNoProblems();
+      } finally {
+        await close();
+      }
+      await app.projected();
+      expect(await leadIds()).to.include.members(before);
+    });
+  }
+
+  it('is no page of an account session, and the server refuses it the projections', async () => {
+    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath, '/admin/v1/projections'] });
+    try {
+      await page.goto(`${app.baseUrl}/dashboard/projections`);
+      await page.getByLabel('License code').fill(account.licenseCode);
+      await page.getByLabel('Access token').fill(account.accessToken);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Not found' }).waitFor();
+      expect(await page.getByRole('link', { name: 'Projections' }).count()).to.equal(0);
+      const refused = (await page.evaluate(
+        "fetch('/admin/v1/projections', { credentials: 'same-origin' }).then(async (r) => [r.status, (await r.json()).error])",
+      )) as [number, string];
+      expect(refused[0]).to.equal(403);
+      expect(refused[1]).to.be.a('string').and.have.length.above(0);
+      expectNoProblems();
+    } finally {
+      await close();
+    }
+  });
+});
