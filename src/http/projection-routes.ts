@@ -17,7 +17,7 @@ const conflict = (message: string): AppError => new AppError(409, message, 'requ
  */
 export function projectionRoutes(services: Services): Router {
   const router = Router();
-  const operator = adminAuth(services.config.adminToken);
+  const operator = adminAuth(services);
 
   const projectionOf = (req: Request): Projection => {
     const projection = projectionNamed(req.params.name as string);
