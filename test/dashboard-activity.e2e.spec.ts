@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { servedApp, type Credentials, type TestApp } from './support/app.js';
+import { openPage, screenshot, usesBrowser } from './support/browser.js';
+import { itemError, queued } from './support/replies.js';
+
+/** The Overview and Warnings pages, signed in through the form, on what the real ingest recorded. */
+
+const injection = '<img src=x onerror=alert(1)>';
+const sessionPath = '/admin/v1/session';
+/** The pages refresh every 10 s; the recorder writes once a second. */
+const refreshed = { timeout: 15_000 };
+
+async function signIn(page: Page, baseUrl: string, account: Credentials, path: string): Promise<void> {
+  await page.goto(`${baseUrl}/dashboard${path}`);
+  await page.getByLabel('License code').fill(account.licenseCode);
+  await page.getByLabel('Access token').fill(account.accessToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+describe('dashboard overview and warnings (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  let other: Credentials;
+  let browser: Browser;
+  servedApp((started) => ({ app, account } = started), { scope: 'suite', projections: true });
+  usesBrowser((launched) => (browser = launched));
+  before(async () => {
+    other = await app.account('globex');
+  });
+
+  /** The cells of the totals row of `endpoint` in the table of `period`. */
+  const totalsOf = (page: Page, period: string, endpoint: string) =>
+    page
+      .getByRole('region', { name: `${period}: totals by endpoint` })
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: endpoint, exact: true }) });
+
+  it('shows the accepted and rejected items per endpoint as charts and tables, and the projections lag, at 1280 and 400 px', async () => {
+    for (let i = 0; i < 3; i++) queued(await app.ingest(account, 'events', { userId: 'u-1', eventName: `view-${i}` }));
+    itemError(await app.ingest(account, 'events', { userId: 'u-1' }));
+    queued(await app.ingest(account, 'users', { userId: 'u-1', attributes: {} }));
+    queued(await app.ingest(other, 'products', { productId: 'p-other' }));
+
+    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
+    try {
+      await signIn(page, app.baseUrl, account, '/');
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      for (const period of ['Last hour, per minute', 'Last 7 days, per hour']) {
+        await totalsOf(page, period, 'events').filter({ hasText: /3\s*1$/ }).waitFor(refreshed);
+        expect(await totalsOf(page, period, 'events').locator('td').allTextContents()).to.deep.equal(['3', '1']);
+        expect(await totalsOf(page, period, 'users').locator('td').allTextContents()).to.deep.equal(['1', '0']);
+        // Another account's traffic is not counted here.
+        expect(await totalsOf(page, period, 'products').count()).to.equal(0);
+      }
+      // Drawn by uPlot on a canvas, with its legend; the table says the same for those who cannot see it.
+      expect(await page.locator('.chart canvas').count()).to.equal(2);
+      const legend = await page.locator('.chart .u-legend').first().textContent();
+      expect(legend).to.include('events accepted').and.include('events rejected').and.include('users accepted');
+      expect(await page.getByRole('img', { name: /Last hour, per minute: chart/ }).count()).to.equal(1);
+      await app.projected();
+      await page.getByRole('status').filter({ hasText: /^Projections: (caught up|[\d.]+ s behind)/ }).waitFor();
+      await screenshot(page, 'overview-1280');
+
+      await page.setViewportSize({ width: 400, height: 800 });
+      await page.waitForFunction('document.querySelector(".chart canvas").getBoundingClientRect().width <= 400');
+      expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);
+      await screenshot(page, 'overview-400');
+      expectNoProblems();
+    } finally {
+      await close();
+    }
+  });
+
+  it('groups refused items by reason with the message the client got, and shows their bodies as text, at 1280 and 400 px', async () => {
+    const invalid = itemError(await app.ingest(account, 'events', { userId: injection }));
+    const bulk = await app.ingest<{ response: { status: string; message?: string }[] }>(account, 'users/bulk', [
+      { userId: 'u-ok', attributes: {} },
+      { userId: 'u-bad', attributes: 'nope' },
+    ]);
+    expect(bulk.body.response.map((item) => item.status)).to.deep.equal(['queued', 'error']);
+    const bulkMessage = bulk.body.response[1]?.message as string;
+    const long = itemError(await app.ingest(account, 'events', { userId: 'u-long', note: 'x'.repeat(3_000) }));
+    itemError(await app.ingest(other, 'events', { userId: 'other-account' }));
+
+    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    try {
+      await signIn(page, app.baseUrl, account, '/warnings');
+      await page.getByRole('heading', { name: 'Ingestion warnings' }).waitFor();
+      // The groups of the refusals of the overview test too: 1 + 3 here, all schema errors.
+      const schema = page.getByRole('article', { name: 'Reason schema' });
+      await schema.getByText(/^4 items in 30 days/).waitFor(refreshed);
+      const examples = schema.locator('ol.examples > li');
+      expect(await examples.count()).to.equal(3);
+      // The latest first: the long body (truncated), the bulk element, the invalid single item.
+      const [latest, fromBulk, fromSingle] = [examples.nth(0), examples.nth(1), examples.nth(2)];
+      expect(await latest.locator('dd.message').textContent()).to.equal(long);
+      expect(await latest.textContent()).to.include('truncated');
+      expect(await fromBulk.locator('dd.message').textContent()).to.equal(bulkMessage);
+      expect(await fromBulk.textContent()).to.include('users/bulk');
+      expect(await fromBulk.locator('pre.excerpt').textContent()).to.equal('{"userId":"u-bad","attributes":"nope"}');
+      expect(await fromSingle.locator('dd.message').textContent()).to.equal(invalid);
+      expect(await fromSingle.locator('dd').nth(2).textContent()).to.equal('400');
+      expect(await fromSingle.locator('pre.excerpt').textContent()).to.equal(JSON.stringify({ userId: injection }));
+      expect(await fromSingle.textContent()).not.to.include('truncated');
+      // The client's text stays text: no image, nothing ran.
+      expect(await page.locator('img').count()).to.equal(0);
+      expect(dialogs).to.deep.equal([]);
+
+      // The recent list, newest first; another account's refusal is in neither.
+      const recent = page.getByRole('region', { name: 'Latest refused items' }).locator('tbody tr');
+      expect(await recent.count()).to.equal(4);
+      expect(await recent.first().locator('td.message').textContent()).to.equal(long);
+      expect(await page.getByText('other-account').count()).to.equal(0);
+      await screenshot(page, 'warnings-1280');
+
+      await page.setViewportSize({ width: 400, height: 800 });
+      expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);
+      await screenshot(page, 'warnings-400');
+      expect(dialogs).to.deep.equal([]);
+      expectNoProblems();
+    } finally {
+      await close();
+    }
+  });
+});
