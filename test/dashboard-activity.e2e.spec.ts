@@ -19,6 +19,15 @@ async function signIn(page: Page, baseUrl: string, account: Credentials, path: s
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
+/** Resolves once `condition` holds, checked every 50 ms for up to 5 s. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe('dashboard overview and warnings (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
@@ -64,7 +73,8 @@ describe('dashboard overview and warnings (e2e)', () => {
       await screenshot(page, 'overview-1280');
 
       await page.setViewportSize({ width: 400, height: 800 });
-      await page.waitForFunction('document.querySelector(".chart canvas").getBoundingClientRect().width <= 400');
+      // The charts follow their box's width (a ResizeObserver), whose change comes a frame later.
+      await until(async () => ((await page.locator('.chart canvas').first().boundingBox())?.width ?? Infinity) <= 400);
       expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);
       await screenshot(page, 'overview-400');
       expectNoProblems();

@@ -27,6 +27,8 @@ export function TrafficChart({ title, times, series }: { title: string; times: n
         height: 220,
         scales: { y: { range: (_self, _min, max) => [0, Math.max(1, max)] } },
         axes: [{}, { label: 'items', size: 50 }],
+        // The legend's marker of a dashed line (rejected) is dashed too.
+        legend: { markers: { dash: (self, index) => (self.series[index]?.dash ? 'dashed' : 'solid'), width: 3 } },
         series: [{ label: 'time' }, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, dash: s.dashed ? [6, 4] : undefined }))],
       },
       [times, ...series.map((s) => s.values)],
