@@ -14,6 +14,7 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/leads',
   '/admin/v1/accounts/:license/leads/:id',
   '/admin/v1/accounts/:license/leads/:id/events',
+  '/admin/v1/accounts/:license/leads/:id/timeline',
   '/admin/v1/accounts/:license/track/:trackID',
   '/healthz',
   '/livez',
