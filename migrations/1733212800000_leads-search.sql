@@ -5,13 +5,20 @@
 -- characters without reading the account's every lead. A server without pg_trgm (DATABASE_URL of a
 -- server without contrib) migrates without it: search gives the same results, by scanning the
 -- account's leads in list order (docs/operations.md says how to add the index later).
+-- So does a role that may not create it (CREATE privilege on the database).
 DO $$
 BEGIN
   IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') THEN
-    CREATE EXTENSION IF NOT EXISTS pg_trgm;
-    EXECUTE 'CREATE INDEX leads_search ON leads USING gin (search_text gin_trgm_ops)';
+    BEGIN
+      CREATE EXTENSION IF NOT EXISTS pg_trgm;
+    EXCEPTION WHEN insufficient_privilege THEN
+      RAISE NOTICE 'pg_trgm could not be created (%): leads search runs without its trigram index', SQLERRM;
+    END;
   ELSE
     RAISE NOTICE 'pg_trgm is not available on this server: leads search runs without its trigram index';
+  END IF;
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+    EXECUTE 'CREATE INDEX leads_search ON leads USING gin (search_text gin_trgm_ops)';
   END IF;
 END
 $$;
