@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { servedApp, type Credentials, type Reply, type TestApp } from './support/app.js';
-import { queued, uuidPattern } from './support/replies.js';
+import { servedApp, type Credentials, type Reply, type TestApp } from '../support/app.js';
+import { queued, uuidPattern } from '../support/replies.js';
 
 /**
  * The Leads section of docs/api.md through HTTP, with the projection workers running: the list
