@@ -39,6 +39,10 @@ describe('dashboard overview and warnings (e2e)', () => {
     other = await app.account('globex');
   });
 
+  /** Resolves once the recorder (which writes once a second) has written what `done` looks for. */
+  const recorded = <T>(which: string, done: (body: T) => boolean) =>
+    until(async () => done((await app.get<T>(`/admin/v1/accounts/${account.licenseCode}/${which}`, `Bearer ${account.accessToken}`)).body));
+
   /** The cells of the totals row of `endpoint` in the table of `period`. */
   const totalsOf = (page: Page, period: string, endpoint: string) =>
     page
@@ -51,6 +55,8 @@ describe('dashboard overview and warnings (e2e)', () => {
     itemError(await app.ingest(account, 'events', { userId: 'u-1' }));
     queued(await app.ingest(account, 'users', { userId: 'u-1', attributes: {} }));
     queued(await app.ingest(other, 'products', { productId: 'p-other' }));
+    // Opened once the counts are written, the page shows them on its first load (else 10 s later).
+    await recorded<{ perMinute: { endpoint: string }[] }>('overview', (body) => body.perMinute.some((bucket) => bucket.endpoint === 'users'));
 
     const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
     try {
@@ -93,6 +99,7 @@ describe('dashboard overview and warnings (e2e)', () => {
     const bulkMessage = bulk.body.response[1]?.message as string;
     const long = itemError(await app.ingest(account, 'events', { userId: 'u-long', note: 'x'.repeat(3_000) }));
     itemError(await app.ingest(other, 'events', { userId: 'other-account' }));
+    await recorded<{ warnings: unknown[] }>('warnings/recent', (body) => body.warnings.length === 4);
 
     const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
     const dialogs: string[] = [];
