@@ -79,6 +79,43 @@ describe('dashboard projections (e2e)', () => {
     });
   }
 
+  it('shows parked events with their error and retries them from the page', async () => {
+    queued(await app.ingest(account, 'users', { userId: 'u-parked', attributes: {} }));
+    await app.pool.query("ALTER TABLE user_events ADD CONSTRAINT no_blocked_events CHECK (event_name <> 'blocked')");
+    try {
+      queued(await app.ingest(account, 'events', { userId: 'u-parked', eventName: 'blocked' }));
+      await app.projected();
+      const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
+      try {
+        await signInAsOperator(page, app.baseUrl, '/projections');
+        const section = page.getByRole('region', { name: 'user-events', exact: true });
+        await section.getByRole('heading', { name: 'Parked events (1), latest first' }).waitFor();
+        expect(await section.locator('ul.parked li').textContent()).to.include('EventTracked').and.include('no_blocked_events');
+        const row = page.getByRole('table').locator('tbody tr').filter({ has: page.locator('th', { hasText: /^user-events$/ }) });
+        expect(await row.locator('td').nth(5).textContent()).to.equal('1');
+
+        // Its cause still there: still parked, one attempt more.
+        const retry = section.getByRole('button', { name: 'Retry parked events of user-events' });
+        await retry.click();
+        await section.getByText('1 retried: 0 applied, 1 still parked.').waitFor();
+        await section.getByText(/after 2 attempts/).waitFor();
+        await screenshot(page, 'projections-parked-1280');
+
+        // Fixed: applied, and nothing is left to retry.
+        await app.pool.query('ALTER TABLE user_events DROP CONSTRAINT no_blocked_events');
+        await retry.click();
+        await section.getByText('1 retried: 1 applied, 0 still parked.').waitFor();
+        await retry.waitFor({ state: 'detached' });
+        expect(await row.locator('td').nth(5).textContent()).to.equal('0');
+        expectNoProblems();
+      } finally {
+        await close();
+      }
+    } finally {
+      await app.pool.query('ALTER TABLE user_events DROP CONSTRAINT IF EXISTS no_blocked_events');
+    }
+  });
+
   it('is no page of an account session, and the server refuses it the projections', async () => {
     const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath, '/admin/v1/projections'] });
     try {
