@@ -140,7 +140,7 @@ function ProjectionActions({ status, onChanged }: { status: ProjectionStatus; on
       </p>
       <div class="actions">
         {confirming ? (
-          <div class="confirm" role="group" aria-label={`Confirm the rebuild of ${name}`}>
+          <div class="confirm-rebuild" role="group" aria-label={`Confirm the rebuild of ${name}`}>
             <p>
               Rebuild {name}? Its read models are emptied and every stored event is replayed; until it finishes they are incomplete.
             </p>

@@ -52,7 +52,7 @@ export function TrackLookupPage({ license, params }: PageProps) {
   return (
     <section aria-labelledby="page-heading">
       <PageHeading>Track lookup</PageHeading>
-      <form class="inline-form" onSubmit={submit} noValidate>
+      <form class="lookup-form" onSubmit={submit} noValidate>
         <label for="track-id">trackID</label>
         <input
           id="track-id"
