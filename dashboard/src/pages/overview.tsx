@@ -45,7 +45,7 @@ export function OverviewPage({ license }: PageProps) {
       {!data && !error ? <p>Loading…</p> : null}
       {data ? (
         <>
-          <p class="lag" role="status">
+          <p class="lag">
             Projections:{' '}
             <strong>
               {data.overview.projections.caughtUp ? 'caught up' : `${formatSeconds(data.overview.projections.lagSeconds)} behind`}
