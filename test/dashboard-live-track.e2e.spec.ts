@@ -102,9 +102,14 @@ describe('dashboard live events and track lookup (e2e)', () => {
         // Another account's items are never listed.
         expect(await liveRow(page, foreign).count()).to.equal(0);
 
-        // A row opens its stored JSON: the client's value is text, nothing runs.
-        await page.getByRole('button', { name: `Show the stored JSON of ${first}` }).click();
+        // A row opens its stored JSON, from the keyboard too; the panel takes the focus. The client's value is text, nothing runs.
+        const open = page.getByRole('button', { name: `Show the stored JSON of ${first}` });
+        await open.focus();
+        await page.keyboard.press('Enter');
+        expect(await open.getAttribute('aria-expanded')).to.equal('true');
         const panel = page.getByRole('complementary', { name: 'Stored JSON' });
+        await panel.waitFor();
+        expect(await page.evaluate('document.activeElement.id')).to.equal('stored-json-heading');
         await panel.getByRole('heading', { name: /Stored event of trackID/ }).waitFor();
         expect(await panel.textContent()).to.include(first);
         const data = panel.getByLabel('data of EventTracked', { exact: true });
