@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { liveEvents, lookupTrack, type LiveItem, type LiveKind, type TrackLookup } from '../api';
 import { ErrorText, PageHeading } from '../components';
 import { formatTime } from '../components/format';
@@ -122,11 +122,13 @@ function StoredJsonPanel({ license, trackID, onClose }: { license: string; track
   const [error, setError] = useState<unknown>(null);
   const heading = useRef<HTMLHeadingElement>(null);
 
+  // The panel takes the focus as it is shown (before paint, so that a key pressed next goes there).
+  useLayoutEffect(() => heading.current?.focus(), [trackID]);
+
   useEffect(() => {
     let current = true;
     setLookup(null);
     setError(null);
-    heading.current?.focus();
     lookupTrack(license, trackID)
       .then((found) => current && setLookup(found))
       .catch((failure: unknown) => current && setError(failure));
