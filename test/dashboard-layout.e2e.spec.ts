@@ -131,7 +131,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
       expect(new URL(page.url()).pathname).to.equal('/dashboard/warnings');
       expect(await page.evaluate('window.sameDocument')).to.equal(true);
       // The new page's heading has the focus.
-      await page.waitForFunction("document.activeElement && document.activeElement.id === 'page-heading'", undefined, { timeout: 2000 });
+      await page.locator('#page-heading:focus').waitFor({ timeout: 2000 });
       await page.goBack();
       await page.getByRole('heading', { name: 'Leads' }).waitFor();
 

@@ -45,10 +45,11 @@ export function AccountsPage(_props: PageProps) {
       <PageHeading>Accounts</PageHeading>
       <form class="inline-form" onSubmit={create}>
         <h2>Create an account</h2>
-        <label>
-          <span>Name</span>
-          <input name="name" type="text" required maxLength={200} placeholder="Acme" />
-        </label>
+        <div class="field">
+          <label for="account-name">Name</label>
+          <input
+            id="account-name" name="name" type="text" required maxLength={200} placeholder="Acme" />
+        </div>
         <button type="submit" disabled={busy}>
           Create account
         </button>

@@ -165,17 +165,19 @@ function Tokens({ license }: { license: string }) {
       )}
       <form class="inline-form" onSubmit={create}>
         <h3>Create a token</h3>
-        <label>
-          <span>Label</span>
-          <input name="label" type="text" maxLength={100} required placeholder="web shop" />
-        </label>
-        <label>
-          <span>Scope</span>
-          <select name="scope">
+        <div class="field">
+          <label for="token-label">Label</label>
+          <input
+            id="token-label" name="label" type="text" maxLength={100} required placeholder="web shop" />
+        </div>
+        <div class="field">
+          <label for="token-scope">Scope</label>
+          <select
+            id="token-scope" name="scope">
             <option value="ingest">ingest (post items only)</option>
             <option value="ingest+read">ingest+read (also read and sign in)</option>
           </select>
-        </label>
+        </div>
         <button type="submit" disabled={busy}>
           Create token
         </button>

@@ -8,8 +8,8 @@ import type { PageProps } from './page';
 
 /** How long typing must pause before the search is sent. */
 const debounceMs = 300;
-/** The first page refreshes itself this often, so that new leads show up while it is open. */
-const refreshMs = 2000;
+/** The first page refreshes itself this often, so that a lead posted shows up within a couple of seconds. */
+const refreshMs = 1000;
 const pageSizes = [10, 25, 50, 100];
 
 type Kind = '' | 'known' | 'anonymous';
@@ -81,19 +81,21 @@ export function LeadsPage({ license }: PageProps) {
     <section aria-labelledby="page-heading">
       <PageHeading>Leads</PageHeading>
       <form class="filters" role="search" onSubmit={searchNow}>
-        <label>
-          <span>Search leads</span>
+        <div class="field">
+          <label for="leads-search">Search leads</label>
           <input
+            id="leads-search"
             type="search"
             value={typed}
             placeholder="id, email or name"
             spellcheck={false}
             onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
           />
-        </label>
-        <label>
-          <span>Kind</span>
+        </div>
+        <div class="field">
+          <label for="leads-kind">Kind</label>
           <select
+            id="leads-kind"
             value={kind}
             onChange={(event) => {
               setKind((event.currentTarget as HTMLSelectElement).value as Kind);
@@ -104,10 +106,11 @@ export function LeadsPage({ license }: PageProps) {
             <option value="known">Known (with a userId)</option>
             <option value="anonymous">Anonymous</option>
           </select>
-        </label>
-        <label>
-          <span>Per page</span>
+        </div>
+        <div class="field">
+          <label for="leads-page-size">Per page</label>
           <select
+            id="leads-page-size"
             value={String(limit)}
             onChange={(event) => {
               setLimit(Number((event.currentTarget as HTMLSelectElement).value));
@@ -120,7 +123,7 @@ export function LeadsPage({ license }: PageProps) {
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <button type="submit">Search</button>
       </form>
       <ErrorText error={error} />
