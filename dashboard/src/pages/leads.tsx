@@ -41,6 +41,9 @@ export function LeadsPage({ license }: PageProps) {
     setPage(null);
   };
 
+  // Another account (an operator's pick) starts at its own first page.
+  useEffect(restart, [license]);
+
   useEffect(() => {
     if (typed.trim() === q) return;
     const timer = setTimeout(() => {
@@ -55,9 +58,11 @@ export function LeadsPage({ license }: PageProps) {
     if (!license) return;
     const query: LeadQuery = { q: q || undefined, kind: kind || undefined, limit, cursor };
     const mine = ++asked.current;
-    listLeads(license, query)
+    // A refresh of a page nobody sees is skipped (the next one comes all the same).
+    const hiddenRefresh = refreshes > 0 && document.hidden;
+    (hiddenRefresh ? Promise.resolve(null) : listLeads(license, query))
       .then((found) => {
-        if (mine !== asked.current) return;
+        if (!found || mine !== asked.current) return;
         setPage(found);
         setError(null);
       })
@@ -88,6 +93,7 @@ export function LeadsPage({ license }: PageProps) {
             type="search"
             value={typed}
             placeholder="id, email or name"
+            maxLength={200}
             spellcheck={false}
             onInput={(event) => setTyped((event.currentTarget as HTMLInputElement).value)}
           />
