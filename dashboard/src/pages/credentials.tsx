@@ -145,7 +145,7 @@ function Tokens({ license }: { license: string }) {
                     <When at={row.createdAt} />
                   </td>
                   <td>
-                    <When at={row.lastUsedAt} none="never" />
+                    <When at={row.lastUsedAt} none="never" precision="minute" />
                   </td>
                   <td>
                     <ConfirmButton
