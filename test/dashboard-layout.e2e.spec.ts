@@ -92,7 +92,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
       await page.getByLabel('Access token').fill('not-the-token');
       await page.getByRole('button', { name: 'Sign in' }).click();
       const alert = page.getByRole('alert');
-      await alert.getByText('wrong license code or access token').waitFor();
+      await alert.getByText('Wrong license code or access token', { exact: true }).waitFor();
 
       const created = await app.request<{ accessToken: string }>(
         'POST',
@@ -103,13 +103,13 @@ describe('dashboard layout and sign-in (e2e)', () => {
       expect(created.status).to.equal(201);
       await page.getByLabel('Access token').fill(created.body.accessToken);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await alert.getByText('this access token has scope ingest: signing in needs a token of scope ingest+read').waitFor();
+      await alert.getByText('This access token has scope ingest: signing in needs a token of scope ingest+read', { exact: true }).waitFor();
       await screenshot(page, 'sign-in-ingest-scope-400');
 
       await page.getByLabel('Operator').check();
       await page.getByLabel('Admin token').fill('not-the-admin-token');
       await page.getByRole('button', { name: 'Sign in' }).click();
-      await alert.getByText('wrong admin token').waitFor();
+      await alert.getByText('Wrong admin token', { exact: true }).waitFor();
       expect(await cookieNames(page)).not.to.include('tracking_session');
       expectNoProblems();
     } finally {
