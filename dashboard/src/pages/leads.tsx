@@ -138,7 +138,15 @@ export function LeadsPage({ license }: PageProps) {
           <p role="status">Loading leads…</p>
         )
       ) : page.leads.length === 0 ? (
-        <p role="status">{q || kind ? 'No lead matches.' : cursors.length ? 'No more leads.' : 'No leads yet: profiles sent to /users show up here.'}</p>
+        <p role="status">
+          {page.nextCursor
+            ? 'No match among the leads searched so far: Next page searches further.'
+            : q || kind
+              ? 'No lead matches.'
+              : cursors.length
+                ? 'No more leads.'
+                : 'No leads yet: profiles sent to /users show up here.'}
+        </p>
       ) : (
         <LeadTable leads={page.leads} />
       )}
