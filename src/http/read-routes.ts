@@ -3,6 +3,7 @@ import { badRequest, notFound } from '../errors.js';
 import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../../projections/leads/queries.js';
 import { describeEvent, eventsOfTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
+import { activityRoutes } from './activity-routes.js';
 import { accountOf, accountReadAuth } from './auth.js';
 
 const defaultLimit = 50;
@@ -60,5 +61,7 @@ export function readRoutes(services: Services): Router {
     if (events.length === 0) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
     res.json({ trackID: trackId.toLowerCase(), events: events.map(describeEvent) });
   });
+
+  router.use(activityRoutes(services));
   return router;
 }
