@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { isUnavailableError } from '../db/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -60,10 +59,14 @@ interface PendingItem extends RejectedItem {
   bytes: number;
 }
 
-/** Writes pending activity in one transaction; `pg.Pool` or a stand-in. */
+/** What the recorder uses of a `pg.Pool` (a test gives a failing stand-in). */
+export interface ActivityClient {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  release(error?: Error | boolean): void;
+}
 export interface ActivityDatabase {
-  connect(): Promise<pg.PoolClient>;
-  query: pg.Pool['query'];
+  connect(): Promise<ActivityClient>;
+  query(text: string): Promise<unknown>;
 }
 
 /** What was taken to be written: the counts and items pending at one tick. */
