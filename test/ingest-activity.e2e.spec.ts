@@ -100,14 +100,17 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     const limited = requestError(await app.ingest(account, 'productsevents', { productId: 'p-1', eventName: 'view' }), 429);
     const unsupported = requestError(await app.ingest(account, 'events', null, { raw: 'userId=u-1', headers: { 'content-type': 'text/plain' } }), 415);
     const malformed = requestError(await app.ingest(account, 'products', null, { raw: '{"productId": "p-1",' }), 400);
+    const key = { headers: { 'idempotency-key': 'k-1' } };
+    queued(await app.ingest(account, 'products', { productId: 'p-1' }, key));
+    const mismatch = requestError(await app.ingest(account, 'products', { productId: 'p-2' }, key), 422);
 
-    const { groups } = await pollUntil<{ groups: Group[] }>(app, path('warnings'), bearer(account), (body) => body.groups.length >= 5);
+    const { groups } = await pollUntil<{ groups: Group[] }>(app, path('warnings'), bearer(account), (body) => body.groups.length >= 6);
     const group = (reason: string): Group => {
       const found = groups.find((g) => g.reason === reason);
       expect(found, `${reason} in ${JSON.stringify(groups)}`).to.not.equal(undefined);
       return found as Group;
     };
-    expect(groups.map((g) => g.reason).sort()).to.deep.equal(['malformed_json', 'rate_limited', 'schema', 'too_large', 'unsupported_media_type']);
+    expect(groups.map((g) => g.reason).sort()).to.deep.equal(['idempotency_mismatch', 'malformed_json', 'rate_limited', 'schema', 'too_large', 'unsupported_media_type']);
 
     const schema = group('schema');
     expect(schema.count).to.equal(2);
@@ -122,12 +125,15 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     expect(group('rate_limited').examples[0]).to.include({ endpoint: 'productsevents', status: 429, message: limited, excerpt: null });
     expect(group('unsupported_media_type').examples[0]).to.include({ status: 415, message: unsupported, excerpt: null });
     expect(group('malformed_json').examples[0]).to.include({ endpoint: 'products', status: 400, message: malformed, excerpt: '{"productId": "p-1",' });
+    expect(group('idempotency_mismatch').examples[0]).to.include({ endpoint: 'products', status: 422, message: mismatch, excerpt: '{"productId":"p-2"}' });
+    // The latest seen first.
+    expect(groups[0]?.reason).to.equal('idempotency_mismatch');
 
     const recent = await app.get<{ warnings: Warning[] }>(path('warnings/recent?limit=3'), bearer(account));
     expect(recent.status, show(recent)).to.equal(200);
-    expect(recent.body.warnings.map((w) => w.reason)).to.deep.equal(['malformed_json', 'unsupported_media_type', 'rate_limited']);
+    expect(recent.body.warnings.map((w) => w.reason)).to.deep.equal(['idempotency_mismatch', 'malformed_json', 'unsupported_media_type']);
     const all = await app.get<{ warnings: Warning[] }>(path('warnings/recent'), `Bearer ${adminToken}`);
-    expect(all.body.warnings.map((w) => w.status)).to.deep.equal([400, 415, 429, 413, 200, 400]);
+    expect(all.body.warnings.map((w) => w.status)).to.deep.equal([422, 400, 415, 429, 413, 200, 400]);
   });
 
   it('keeps at most 2 KB of a big body, cut at a character boundary, and says it is cut', async () => {

@@ -14,11 +14,13 @@ export const addHourlyRejections = `
   ON CONFLICT (account_id, hour, endpoint, reason)
   DO UPDATE SET count = h.count + EXCLUDED.count, last_seen_at = greatest(h.last_seen_at, EXCLUDED.last_seen_at)`;
 
-/** Rejected items, in the order they were recorded (the id keeps it). */
+/** Rejected items, in the order they were recorded (the id keeps it, also for items of one millisecond). */
 export const insertRejectedItems = `
   INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, status, message, excerpt, truncated)
-  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::boolean[])
-  ORDER BY 2`;
+  SELECT account_id, at, endpoint, reason, status, message, excerpt, truncated
+  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::boolean[])
+    WITH ORDINALITY AS i(account_id, at, endpoint, reason, status, message, excerpt, truncated, n)
+  ORDER BY n`;
 
 /** Keeps the latest $2 rejected items of each account of $1. */
 export const pruneRejectedItems = `
