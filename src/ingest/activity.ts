@@ -2,6 +2,7 @@ import { isUnavailableError } from '../db/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import * as sql from './activity-sql.js';
+import { PendingActivity, type PendingItem } from './activity-pending.js';
 import type { Excerpt } from './excerpt.js';
 import type { Endpoint } from './request.js';
 
@@ -36,29 +37,6 @@ export const defaultActivitySettings: ActivitySettings = {
   pruneEveryMs: 10 * 60 * 1000,
 };
 
-interface MinuteCount {
-  accountId: string;
-  minute: number;
-  endpoint: string;
-  accepted: number;
-  rejected: number;
-}
-
-interface HourlyRejections {
-  accountId: string;
-  hour: number;
-  endpoint: string;
-  reason: string;
-  count: number;
-  lastSeen: number;
-}
-
-interface PendingItem extends RejectedItem {
-  accountId: string;
-  at: number;
-  bytes: number;
-}
-
 /** What the recorder uses of a `pg.Pool` (a test gives a failing stand-in). */
 export interface ActivityClient {
   query(text: string, values?: unknown[]): Promise<unknown>;
@@ -69,24 +47,6 @@ export interface ActivityDatabase {
   query(text: string): Promise<unknown>;
 }
 
-/** What was taken to be written: the counts and items pending at one tick. */
-class Pending {
-  readonly minutes = new Map<string, MinuteCount>();
-  readonly hours = new Map<string, HourlyRejections>();
-  readonly items: PendingItem[] = [];
-  itemBytes = 0;
-  readonly itemBytesByAccount = new Map<string, number>();
-
-  get counts(): number {
-    return this.minutes.size + this.hours.size;
-  }
-}
-
-const minuteMs = 60_000;
-const hourMs = 60 * minuteMs;
-/** Memory of a pending item besides its text (two bytes per UTF-16 unit). */
-const itemOverheadBytes = 200;
-
 /**
  * Remembers what each account's ingest accepted and rejected (docs/api.md, "Ingestion warnings"
  * and "Overview"). Requests only add to counters and a list in memory; a timer writes them once a
@@ -96,7 +56,7 @@ const itemOverheadBytes = 200;
  * next tick, within those bounds.
  */
 export class IngestActivity {
-  private pending = new Pending();
+  private pending: PendingActivity;
   private readonly settings: ActivitySettings;
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | null = null;
@@ -112,25 +72,17 @@ export class IngestActivity {
     private readonly metrics?: Metrics,
   ) {
     this.settings = { ...defaultActivitySettings, ...settings };
+    this.pending = this.newPending();
     this.timer = setInterval(() => void this.flush(), this.settings.flushEveryMs).unref();
   }
 
   /** Items of `endpoint` stored and answered queued. */
   accepted(accountId: string, endpoint: Endpoint, items = 1, at = Date.now()): void {
-    const count = this.minuteCount(this.pending, accountId, at - (at % minuteMs), endpoint);
-    if (count) count.accepted += items;
+    this.pending.accepted(accountId, endpoint, items, at);
   }
 
   rejected(accountId: string, item: RejectedItem, at = Date.now()): void {
-    const count = this.minuteCount(this.pending, accountId, at - (at % minuteMs), item.endpoint);
-    if (count) count.rejected += 1;
-    const hourly = this.hourly(this.pending, accountId, at - (at % hourMs), item.endpoint, item.reason);
-    if (hourly) {
-      hourly.count += 1;
-      hourly.lastSeen = Math.max(hourly.lastSeen, at);
-    }
-    const bytes = itemOverheadBytes + 2 * (item.message.length + (item.excerpt?.text.length ?? 0));
-    this.keepItem(this.pending, { ...item, accountId, at, bytes });
+    this.pending.rejected(accountId, item, at);
   }
 
   /** Bytes of the rejected items waiting to be written. */
@@ -166,8 +118,8 @@ export class IngestActivity {
 
   private async write(): Promise<void> {
     const batch = this.pending;
-    if (batch.counts === 0 && batch.items.length === 0) return this.pruneNowAndThen();
-    this.pending = new Pending();
+    if (batch.empty) return this.pruneNowAndThen();
+    this.pending = this.newPending();
     try {
       await this.writeBatch(batch);
       if (this.failing) this.log.info('ingest activity recorded again');
@@ -177,7 +129,9 @@ export class IngestActivity {
       if (isUnavailableError(error) && !this.closed) {
         if (!this.failing) this.log.warn({ err: error }, 'ingest activity not recorded: the database is unavailable; kept in memory (bounded) and retried every second');
         this.failing = true;
-        this.restore(batch);
+        // The batch comes back ahead of what came since, within the same bounds.
+        batch.takeIn(this.pending);
+        this.pending = batch;
       } else {
         this.log.error({ err: error, counts: batch.counts, items: batch.items.length }, 'ingest activity not recorded: dropped');
       }
@@ -192,7 +146,7 @@ export class IngestActivity {
     await this.pruneExpired().catch((error: unknown) => this.log.warn({ err: error }, 'expired ingest activity not deleted'));
   }
 
-  private async writeBatch(batch: Pending): Promise<void> {
+  private async writeBatch(batch: PendingActivity): Promise<void> {
     const minutes = [...batch.minutes.values()];
     const hours = [...batch.hours.values()];
     const items = this.latestPerAccount(batch.items);
@@ -254,64 +208,11 @@ export class IngestActivity {
     return kept.reverse();
   }
 
-  /** A batch the database refused comes back ahead of what came since, within the same bounds. */
-  private restore(batch: Pending): void {
-    const since = this.pending;
-    this.pending = batch;
-    for (const m of since.minutes.values()) {
-      const count = this.minuteCount(batch, m.accountId, m.minute, m.endpoint);
-      if (count) {
-        count.accepted += m.accepted;
-        count.rejected += m.rejected;
-      }
-    }
-    for (const h of since.hours.values()) {
-      const hourly = this.hourly(batch, h.accountId, h.hour, h.endpoint, h.reason);
-      if (hourly) {
-        hourly.count += h.count;
-        hourly.lastSeen = Math.max(hourly.lastSeen, h.lastSeen);
-      }
-    }
-    for (const item of since.items) this.keepItem(batch, item);
-  }
-
-  private minuteCount(into: Pending, accountId: string, minute: number, endpoint: string): MinuteCount | null {
-    const key = `${accountId} ${minute} ${endpoint}`;
-    let count = into.minutes.get(key);
-    if (!count) {
-      if (into.counts >= this.settings.maxPendingCounts) return this.dropped('count');
-      count = { accountId, minute, endpoint, accepted: 0, rejected: 0 };
-      into.minutes.set(key, count);
-    }
-    return count;
-  }
-
-  private hourly(into: Pending, accountId: string, hour: number, endpoint: string, reason: string): HourlyRejections | null {
-    const key = `${accountId} ${hour} ${endpoint} ${reason}`;
-    let hourly = into.hours.get(key);
-    if (!hourly) {
-      if (into.counts >= this.settings.maxPendingCounts) return this.dropped('count');
-      hourly = { accountId, hour, endpoint, reason, count: 0, lastSeen: hour };
-      into.hours.set(key, hourly);
-    }
-    return hourly;
-  }
-
-  private keepItem(into: Pending, item: PendingItem): void {
-    const ofAccount = into.itemBytesByAccount.get(item.accountId) ?? 0;
-    if (into.itemBytes + item.bytes > this.settings.maxPendingItemBytes || ofAccount + item.bytes > this.settings.maxPendingItemBytes / 2) {
-      this.dropped('item');
-      return;
-    }
-    into.items.push(item);
-    into.itemBytes += item.bytes;
-    into.itemBytesByAccount.set(item.accountId, ofAccount + item.bytes);
-  }
-
-  private dropped(kind: 'count' | 'item'): null {
-    this.metrics?.activityDropped.inc({ kind });
-    if (!this.warnedDrop) this.log.warn({ kind }, 'ingest activity dropped: too much waiting to be written');
-    this.warnedDrop = true;
-    return null;
+  private newPending(): PendingActivity {
+    return new PendingActivity(this.settings, (kind) => {
+      this.metrics?.activityDropped.inc({ kind });
+      if (!this.warnedDrop) this.log.warn({ kind }, 'ingest activity dropped: too much waiting to be written');
+      this.warnedDrop = true;
+    });
   }
 }
