@@ -178,3 +178,17 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     }
   });
 });
+
+describe('ingest activity: the overview with projection workers running (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  servedApp((started) => ({ app, account } = started), { projections: true });
+
+  it('says the projections have caught up once they have applied every stored event', async () => {
+    queued(await app.ingest(account, 'events', { userId: 'u-1', eventName: 'view' }));
+    await app.projected();
+    const overview = await pollUntil<Overview>(app, `/admin/v1/accounts/${account.licenseCode}/overview`, bearer(account), (o) => o.perMinute.length > 0);
+    expect(overview.projections).to.deep.equal({ lagSeconds: 0, caughtUp: true });
+    expect(overview.perMinute.map((b) => [b.endpoint, b.accepted, b.rejected])).to.deep.equal([['events', 1, 0]]);
+  });
+});
