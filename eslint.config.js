@@ -2,11 +2,11 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/'] },
+  { ignores: ['dist/', 'dashboard/dist/', 'node_modules/', 'data/', 'coverage/', 'test-artifacts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['bin/**/*.js'],
+    files: ['bin/**/*.js', 'dashboard/build.js'],
     languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
   },
   {

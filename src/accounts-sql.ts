@@ -1,11 +1,11 @@
 /** SQL of accounts (table accounts). */
 
-export const insertAccount = 'INSERT INTO accounts (id, name, license_code, token_hash) VALUES ($1, $2, $3, $4)';
+export const insertAccount = 'INSERT INTO accounts (id, name, license_code) VALUES ($1, $2, $3)';
 
-export const selectByLicense = 'SELECT id, name, license_code, token_hash FROM accounts WHERE license_code = $1';
+export const selectByLicense = 'SELECT id, name, license_code FROM accounts WHERE license_code = $1';
 
-/** Every account, oldest first; never the token hashes. */
+/** The account of a license code, locked until the transaction ends: token changes of one account queue up. */
+export const lockAccountByLicense = 'SELECT id, name, license_code FROM accounts WHERE license_code = $1 FOR UPDATE';
+
+/** Every account, oldest first. */
 export const selectAccounts = 'SELECT id, name, license_code, created_at FROM accounts ORDER BY created_at, license_code';
-
-/** A new access token's hash for a license code. */
-export const replaceTokenHash = 'UPDATE accounts SET token_hash = $2 WHERE license_code = $1 RETURNING id, name';

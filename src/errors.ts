@@ -28,3 +28,7 @@ export const unauthorized = (message = 'invalid or missing credentials'): AppErr
   new AppError(401, message, 'request', 'unauthorized');
 
 export const notFound = (message = 'not found'): AppError => new AppError(404, message, 'request', 'not_found');
+
+export const forbidden = (message: string): AppError => new AppError(403, message, 'request', 'forbidden');
+
+export const conflict = (message: string): AppError => new AppError(409, message, 'request', 'conflict');

@@ -5,3 +5,5 @@ import { fileURLToPath } from 'node:url';
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const schemasDir = resolve(projectRoot, 'schemas');
 export const migrationsDir = resolve(projectRoot, 'migrations');
+/** The built dashboard (`npm run build`): index.html and assets/. */
+export const dashboardDistDir = resolve(projectRoot, 'dashboard', 'dist');

@@ -13,6 +13,7 @@ import { IdempotencyKeys } from './ingest/idempotency.js';
 import { Validator } from './ingest/validation.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
+import { SessionStore } from './sessions.js';
 
 /** Everything the HTTP app needs, built once per process. */
 export interface Services {
@@ -26,6 +27,8 @@ export interface Services {
   identities: IdentityMap;
   idempotency: IdempotencyKeys;
   accounts: AccountDirectory;
+  /** Dashboard sessions (cookie tracking_session). */
+  sessions: SessionStore;
   rateLimits: IngestRateLimits;
   /** Bytes of request bodies held at once. */
   bodies: BodyBudget;
@@ -51,7 +54,8 @@ export function createServices(config: Config, pool: Pool, log: Logger, metrics 
     registry: new AttributeTypeRegistry(pool),
     identities: new IdentityMap(pool),
     idempotency: new IdempotencyKeys(pool),
-    accounts: new AccountDirectory(pool),
+    accounts: new AccountDirectory(pool, undefined, log),
+    sessions: new SessionStore(pool, config.adminToken),
     rateLimits: new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute),
     bodies: new BodyBudget(config.inflightBodyBytes, metrics),
     activity: new IngestActivity(pool, log, {}, metrics),

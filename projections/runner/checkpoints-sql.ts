@@ -101,3 +101,12 @@ export const workerSessions = `SELECT pid, application_name FROM pg_stat_activit
 
 /** Corrects events_applied by $2: less the events a batch parked, plus those a retry applied. */
 export const addToApplied = `UPDATE projection_checkpoints SET events_applied = events_applied + $2 WHERE projection = $1 RETURNING *`;
+
+/**
+ * Asks for a rebuild of $1 unless one is already asked for or running; no row when one is. The
+ * active worker notices the request (as it does requestRebuild's).
+ */
+export const requestRebuildUnlessUnderWay = `INSERT INTO projection_checkpoints AS c (projection, rebuild_requested_at) VALUES ($1, now())
+  ON CONFLICT (projection) DO UPDATE SET rebuild_requested_at = now()
+  WHERE c.rebuild_requested_at IS NULL AND (c.rebuild_started_at IS NULL OR c.rebuild_finished_at IS NOT NULL)
+  RETURNING *`;

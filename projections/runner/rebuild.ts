@@ -6,6 +6,7 @@ import type { CheckpointRow } from './checkpoints-sql.js';
 import type { Projection } from './projection.js';
 import { ProjectionRunner } from './runner.js';
 import type { CatchUpSource } from './shared-catch-up.js';
+import { rebuildOf, type RebuildStatus } from './status.js';
 
 export interface RebuildProgress {
   applied: number;
@@ -18,6 +19,26 @@ export interface RebuildResult {
   seconds: number;
   /** Whether this process replayed the events (no worker was active), rather than the active worker. */
   ranHere: boolean;
+}
+
+/**
+ * Asks the active worker to rebuild a projection, and returns at once (the operator API; follow it
+ * in the status). `requested` is false, with the rebuild under way, when one was already asked for
+ * or running: asking again would restart it.
+ */
+export async function requestRebuildWithoutWaiting(pool: Pool, projection: Projection): Promise<{ requested: boolean; rebuild: RebuildStatus | null }> {
+  const underWay = async (): Promise<RebuildStatus | null> => {
+    const rebuild = rebuildOf((await pool.query<CheckpointRow>(sql.selectCheckpoint, [projection.name])).rows[0]);
+    return rebuild && rebuild.state !== 'finished' ? rebuild : null;
+  };
+  // Read first, without locking: the row stays locked while a batch of the rebuild commits, and a
+  // request that changes nothing need not wait for it.
+  const current = await underWay();
+  if (current) return { requested: false, rebuild: current };
+  const requested = (await pool.query<CheckpointRow>(sql.requestRebuildUnlessUnderWay, [projection.name])).rows[0];
+  if (requested) return { requested: true, rebuild: rebuildOf(requested) };
+  // Asked for by someone else meanwhile.
+  return { requested: false, rebuild: await underWay() };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -19,6 +19,17 @@ export interface RetryResult {
   stillParked: number;
 }
 
+/** A retry refused: the projection is being rebuilt. */
+export class RebuildUnderWay extends Error {
+  constructor(projection: string) {
+    super(`a rebuild of ${projection} is under way: it parks again what it cannot apply; retry once it has finished`);
+    this.name = 'RebuildUnderWay';
+  }
+}
+
+const rebuildUnderWay = (row: CheckpointRow | undefined): boolean =>
+  Boolean(row?.rebuild_requested_at || (row?.rebuild_started_at && !row.rebuild_finished_at));
+
 /**
  * Applies the parked events of a projection again, in the order they were parked, each on top of
  * the rows as they are now (not where it stood in the store: later events were applied without
@@ -27,14 +38,16 @@ export interface RetryResult {
  */
 export async function retryParked(pool: Pool, store: EventStore, projection: Projection, log: Logger): Promise<RetryResult> {
   const name = projection.name;
+  // Checked first without locking (a batch of the rebuild holds the row while it commits), then
+  // again under the lock.
+  const unlocked = (await pool.query<CheckpointRow>(checkpointSql.selectCheckpoint, [name])).rows[0];
+  if (rebuildUnderWay(unlocked)) throw new RebuildUnderWay(name);
   const client = await pool.connect();
   const result: RetryResult = { projection: name, retried: 0, applied: 0, stillParked: 0 };
   try {
     await client.query('BEGIN');
     const checkpoint = (await client.query<CheckpointRow>(sql.lockCheckpoint, [name])).rows[0];
-    if (checkpoint?.rebuild_requested_at || (checkpoint?.rebuild_started_at && !checkpoint.rebuild_finished_at)) {
-      throw new Error(`a rebuild of ${name} is under way: it parks again what it cannot apply; retry once it has finished`);
-    }
+    if (rebuildUnderWay(checkpoint)) throw new RebuildUnderWay(name);
     const parked = (await client.query<ParkedRow>(sql.selectParked, [name])).rows;
     for (const row of parked) {
       result.retried += 1;

@@ -54,7 +54,7 @@ export interface ProjectionStatus {
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
-function rebuildOf(row: CheckpointRow | undefined): RebuildStatus | null {
+export function rebuildOf(row: CheckpointRow | undefined): RebuildStatus | null {
   if (!row) return null;
   const state = row.rebuild_requested_at ? 'requested' : row.rebuild_started_at ? (row.rebuild_finished_at ? 'finished' : 'running') : null;
   if (!state) return null;

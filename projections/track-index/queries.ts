@@ -24,6 +24,45 @@ export async function eventsOfTrackId(pool: Pool, store: EventStore, trackId: st
   return events;
 }
 
+/** Events shown of a stream before the first event of a trackID in it: the audit stays bounded. */
+export const streamEventsBefore = 100;
+
+export interface TrackLookup {
+  trackID: string;
+  events: RecordedEvent[];
+  /** Each stream of the events, up to and including them, from at most `streamEventsBefore` before them. */
+  streams: Map<string, RecordedEvent[]>;
+}
+
+/**
+ * A trackID's stored events and, for each of their streams, the events up to and including them:
+ * what the track lookup of the read API and `tracking audit` show. Null when unknown (in
+ * `accountId`, when given).
+ */
+export async function lookUpTrackId(pool: Pool, store: EventStore, trackId: string, accountId: string | null): Promise<TrackLookup | null> {
+  const events = await eventsOfTrackId(pool, store, trackId, accountId);
+  if (events.length === 0) return null;
+  const streams = new Map<string, RecordedEvent[]>();
+  for (const stream of new Set(events.map((e) => e.stream))) {
+    const positions = events.filter((e) => e.stream === stream).map((e) => e.streamPosition);
+    const from = Math.max(0, Math.min(...positions) - streamEventsBefore);
+    // A trackID's events in one stream are adjacent (one request appends them together); the bound
+    // holds even if they were not.
+    const count = Math.min(Math.max(...positions) - from + 1, streamEventsBefore + positions.length);
+    streams.set(stream, await store.readStream(stream, from, count));
+  }
+  return { trackID: trackId.toLowerCase(), events, streams };
+}
+
+/** A track lookup as JSON: the read API's reply and `tracking audit --json`. */
+export function describeTrackLookup(lookup: TrackLookup): Record<string, unknown> {
+  return {
+    trackID: lookup.trackID,
+    events: lookup.events.map(describeEvent),
+    streams: Object.fromEntries([...lookup.streams].map(([name, list]) => [name, list.map(describeEvent)])),
+  };
+}
+
 /** A stored event as the read API and the audit show it. */
 export function describeEvent(event: RecordedEvent): Record<string, unknown> {
   return {

@@ -1,7 +1,29 @@
-import { createAccount, listAccounts, rotateToken } from '../accounts.js';
+import { addToken, isTokenScope, labelProblem, listTokens, revokeToken, TokenChangeRefused, tokenScopes } from '../access-tokens.js';
+import { createAccount, findAccount, listAccounts, rotateToken } from '../accounts.js';
 import { CliError, withContext } from './context.js';
 
-export async function accountsCommand(args: string[], json: boolean): Promise<void> {
+export interface AccountsOptions {
+  json: boolean;
+  label?: string;
+  scope?: string;
+}
+
+const usage =
+  'usage: tracking accounts create <name> | list | rotate-token <license> | tokens <license>' +
+  ' | add-token <license> --label <label> --scope ingest|ingest+read | revoke-token <license> <id>';
+
+/** Token changes the service refuses (20 active, the last active one) are the user's to fix: exit 1. */
+async function refusalsAsCliErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof TokenChangeRefused) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+export async function accountsCommand(args: string[], options: AccountsOptions): Promise<void> {
+  const { json } = options;
   const [action, ...rest] = args;
   if (action === 'create') {
     const name = rest.join(' ').trim();
@@ -24,12 +46,51 @@ export async function accountsCommand(args: string[], json: boolean): Promise<vo
   }
   if (action === 'rotate-token') {
     const license = rest[0];
-    if (!license) throw new CliError('usage: tracking accounts rotate-token <licenseCode>', 2);
+    if (!license) throw new CliError('usage: tracking accounts rotate-token <license>', 2);
     const account = await withContext(({ pool }) => rotateToken(pool, license));
     if (!account) throw new CliError(`no account with license code ${license}`);
     if (json) console.log(JSON.stringify({ licenseCode: account.licenseCode, accessToken: account.accessToken }));
-    else console.log(`new access token for ${account.name}: ${account.accessToken}  (shown once; the old one stops working within 30 s)`);
+    else console.log(`new access token for ${account.name}: ${account.accessToken}  (shown once; every earlier token is revoked and stops working within 30 s)`);
     return;
   }
-  throw new CliError('usage: tracking accounts create <name> | list | rotate-token <licenseCode>', 2);
+  if (action === 'tokens') {
+    const license = rest[0];
+    if (!license || rest.length > 1) throw new CliError('usage: tracking accounts tokens <license>', 2);
+    const tokens = await withContext(async ({ pool }) => {
+      const account = await findAccount(pool, license);
+      return account ? listTokens(pool, account.id) : null;
+    });
+    if (!tokens) throw new CliError(`no account with license code ${license}`);
+    if (json) {
+      console.log(JSON.stringify(tokens));
+      return;
+    }
+    for (const t of tokens) console.log(`${t.id}  ${t.scope.padEnd(11)}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  ${t.label}`);
+    return;
+  }
+  if (action === 'add-token') {
+    const license = rest[0];
+    const usageText = 'usage: tracking accounts add-token <license> --label <label> --scope ingest|ingest+read';
+    if (!license || rest.length > 1) throw new CliError(usageText, 2);
+    const problem = labelProblem(options.label);
+    if (problem) throw new CliError(`${problem}\n${usageText}`, 2);
+    if (!isTokenScope(options.scope)) throw new CliError(`scope must be one of ${tokenScopes.join(', ')}\n${usageText}`, 2);
+    const { label, scope } = options;
+    const created = await refusalsAsCliErrors(() => withContext(({ pool }) => addToken(pool, license, label as string, scope)));
+    if (!created) throw new CliError(`no account with license code ${license}`);
+    if (json) console.log(JSON.stringify(created));
+    else console.log(`access token created: ${created.label} (${created.scope}), id ${created.id}\n  access token: ${created.accessToken}  (shown once)`);
+    return;
+  }
+  if (action === 'revoke-token') {
+    const [license, id] = rest;
+    if (!license || !id || rest.length > 2) throw new CliError('usage: tracking accounts revoke-token <license> <id>', 2);
+    const result = await refusalsAsCliErrors(() => withContext(({ pool }) => revokeToken(pool, license, id)));
+    if (result === 'unknown-account') throw new CliError(`no account with license code ${license}`);
+    if (result === 'unknown-token') throw new CliError(`no active access token ${id} in this account`);
+    if (json) console.log(JSON.stringify({ revoked: id }));
+    else console.log(`access token ${id} revoked: the running service refuses it within 30 s, and its sessions end at once`);
+    return;
+  }
+  throw new CliError(usage, 2);
 }

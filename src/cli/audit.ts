@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../eventstore/port.js';
-import { describeEvent, eventsOfTrackId } from '../../projections/track-index/queries.js';
+import { describeTrackLookup, lookUpTrackId, streamEventsBefore } from '../../projections/track-index/queries.js';
 import { CliError, withContext } from './context.js';
 
 function printEvent(event: RecordedEvent, marked: boolean): void {
@@ -10,40 +10,27 @@ function printEvent(event: RecordedEvent, marked: boolean): void {
 }
 
 /**
- * `tracking audit <trackID>`: the events stored for a trackID, then their stream from the start up
- * to and including them, in order; the trackID's own events are marked `*`.
+ * `tracking audit <trackID>`: the events stored for a trackID, then their stream up to and
+ * including them (from at most 100 before them), in order; the trackID's own events are marked `*`.
  */
 export async function auditCommand(args: string[], json: boolean): Promise<void> {
   const trackId = args[0];
   if (!trackId) throw new CliError('usage: tracking audit <trackID>', 2);
-  const { events, streams } = await withContext(async ({ pool, store }) => {
-    const found = await eventsOfTrackId(pool, store, trackId, null);
-    const byStream = new Map<string, RecordedEvent[]>();
-    for (const event of found) {
-      if (byStream.has(event.stream)) continue;
-      const last = Math.max(...found.filter((e) => e.stream === event.stream).map((e) => e.streamPosition));
-      byStream.set(event.stream, await store.readStream(event.stream, 0, last + 1));
-    }
-    return { events: found, streams: byStream };
-  });
-  if (events.length === 0) {
+  const lookup = await withContext(({ pool, store }) => lookUpTrackId(pool, store, trackId, null));
+  if (!lookup) {
     throw new CliError(`unknown trackID ${trackId} (an accepted item is indexed within about a second; is a projection worker running?)`);
   }
   if (json) {
-    console.log(
-      JSON.stringify({
-        trackID: trackId.toLowerCase(),
-        events: events.map(describeEvent),
-        streams: Object.fromEntries([...streams].map(([name, list]) => [name, list.map(describeEvent)])),
-      }),
-    );
+    console.log(JSON.stringify(describeTrackLookup(lookup)));
     return;
   }
-  const ids = new Set(events.map((e) => e.id));
-  console.log(`trackID ${trackId.toLowerCase()}: ${events.length} stored event(s)`);
-  for (const event of events) printEvent(event, true);
-  for (const [stream, list] of streams) {
-    console.log(`\nstream ${stream}, positions 0 to ${list.at(-1)?.streamPosition ?? 0}:`);
+  const ids = new Set(lookup.events.map((e) => e.id));
+  console.log(`trackID ${lookup.trackID}: ${lookup.events.length} stored event(s)`);
+  for (const event of lookup.events) printEvent(event, true);
+  for (const [stream, list] of lookup.streams) {
+    const first = list[0]?.streamPosition ?? 0;
+    const earlier = first > 0 ? ` (the ${streamEventsBefore} before the trackID's; earlier ones not shown)` : '';
+    console.log(`\nstream ${stream}, positions ${first} to ${list.at(-1)?.streamPosition ?? 0}${earlier}:`);
     for (const event of list) printEvent(event, ids.has(event.id));
   }
 }

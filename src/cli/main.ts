@@ -12,7 +12,12 @@ const usage = `usage: tracking <command> [--json]
   audit <trackID>                 the stored events of a trackID, and their stream up to them
   accounts create <name>          a new account; prints its license code and access token
   accounts list                   license codes and names (never tokens)
-  accounts rotate-token <license> a new access token for the account; the old one stops working
+  accounts rotate-token <license> revoke every access token of the account and make one new (ingest+read)
+  accounts tokens <license>       the account's active access tokens: id, scope, created, last used, label
+  accounts add-token <license> --label <label> --scope ingest|ingest+read
+                                  a new access token (printed once); ingest posts items only
+  accounts revoke-token <license> <id>
+                                  revoke one access token (not the account's last active one)
 
 Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.
 With no database in DATA_DIR, accounts create makes a new empty one; the other commands refuse.`;
@@ -20,7 +25,12 @@ With no database in DATA_DIR, accounts create makes a new empty one; the other c
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      label: { type: 'string' },
+      scope: { type: 'string' },
+    },
   });
   const [command, ...args] = positionals;
   const json = values.json === true;
@@ -30,7 +40,7 @@ async function main(): Promise<void> {
   }
   if (command === 'projections') return projectionsCommand(args, json);
   if (command === 'audit') return auditCommand(args, json);
-  if (command === 'accounts') return accountsCommand(args, json);
+  if (command === 'accounts') return accountsCommand(args, { json, label: values.label, scope: values.scope });
   throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
 }
 

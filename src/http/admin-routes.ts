@@ -1,14 +1,20 @@
 import express, { Router } from 'express';
-import { createAccount } from '../accounts.js';
+import { createAccount, listAccounts } from '../accounts.js';
 import { badRequest } from '../errors.js';
 import type { Services } from '../services.js';
 import { adminAuth } from './auth.js';
 import { jsonBody } from './body.js';
 
-/** Operator calls under /admin/v1, behind ADMIN_TOKEN. */
+/** Operator calls under /admin/v1: ADMIN_TOKEN or an operator session. */
 export function adminRoutes(services: Services): Router {
   const router = Router();
-  router.post('/accounts', adminAuth(services.config.adminToken), ...jsonBody(64 * 1024), async (req: express.Request, res: express.Response) => {
+  const auth = adminAuth(services);
+  const accounts = router.route('/accounts');
+  accounts.get(auth, async (_req: express.Request, res: express.Response) => {
+    const listed = await listAccounts(services.pool);
+    res.json({ accounts: listed.map(({ licenseCode, name, createdAt }) => ({ licenseCode, name, createdAt })) });
+  });
+  accounts.post(auth, ...jsonBody(64 * 1024), async (req: express.Request, res: express.Response) => {
     const name = (req.body as { name?: unknown } | null)?.name;
     if (typeof name !== 'string' || name.trim() === '') throw badRequest('name is required and must be a non-empty string');
     if (name.length > 200) throw badRequest('name must be at most 200 characters');

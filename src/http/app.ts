@@ -1,10 +1,14 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Services } from '../services.js';
 import { adminRoutes } from './admin-routes.js';
+import { dashboardRoutes } from './dashboard-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { opsRoutes } from './ops-routes.js';
+import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
+import { sessionRoutes } from './session-routes.js';
+import { tokenRoutes } from './token-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
 import { bodyExcerpt } from './body.js';
@@ -63,8 +67,12 @@ export function createApp(services: Services, options: AppOptions = {}): Express
 
   app.use(opsRoutes(services, isShuttingDown));
   app.use('/v1/accounts/:license', ingestRoutes(services));
+  app.use('/admin/v1', sessionRoutes(services));
+  app.use('/admin/v1/accounts/:license', tokenRoutes(services));
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
+  app.use('/admin/v1', projectionRoutes(services));
+  app.use(dashboardRoutes());
   app.use(unknownPath);
   app.use(errorHandler(services.log, services.metrics));
   return app;

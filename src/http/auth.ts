@@ -1,6 +1,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { hashToken, tokenMatches, type Account, type AccountDirectory } from '../accounts.js';
-import { notFound, unauthorized } from '../errors.js';
+import { selectActiveTokenByHash } from '../access-tokens-sql.js';
+import type { Account } from '../accounts.js';
+import type { AccountDirectory } from '../account-directory.js';
+import { forbidden, notFound, unauthorized } from '../errors.js';
+import type { Services } from '../services.js';
+import type { Session } from '../sessions.js';
+import { hashToken, tokenMatches } from '../token-hash.js';
+
+/** The cookie that holds a dashboard session id. */
+export const sessionCookie = 'tracking_session';
 
 /** The token of an Authorization header: bare, or after the scheme word `Bearer` (any case). */
 export function presentedToken(header: string | undefined): string | null {
@@ -10,52 +18,134 @@ export function presentedToken(header: string | undefined): string | null {
   return token === '' ? null : token;
 }
 
+/** The value of the session cookie, or null. Other cookies are ignored. */
+export function sessionIdOf(req: Request): string | null {
+  const header = req.headers.cookie;
+  if (!header) return null;
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=');
+    if (eq < 0 || pair.slice(0, eq).trim() !== sessionCookie) continue;
+    const value = pair.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    return value === '' ? null : value;
+  }
+  return null;
+}
+
+/**
+ * A request that changes something with a cookie must come from this service's own pages: a
+ * present Origin header must name this host. (SameSite=Strict already keeps the cookie off most
+ * cross-site requests; this also covers browsers and subdomains it does not.) The host alone is
+ * compared, so that a TLS-terminating proxy in front does not make every origin look foreign.
+ */
+export function refuseForeignOrigin(req: Request): void {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
+  const origin = req.get('origin');
+  if (origin === undefined) return;
+  let originHost: string | null = null;
+  try {
+    // URL lowercases the host and drops a default port.
+    originHost = new URL(origin).host;
+  } catch {
+    originHost = null;
+  }
+  const host = (req.get('host') ?? '').toLowerCase().replace(/:(80|443)$/, '');
+  if (!originHost || originHost !== host) {
+    throw forbidden("a request that changes something with a session must come from this service's own origin (Origin names another host)");
+  }
+}
+
 export function accountOf(res: Response): Account {
   return res.locals.account as Account;
 }
 
-/** Ingest authentication (spec 5): license code in the path, access token of that account. */
+/** The session of the request's cookie (null without a live one), checked against a foreign Origin. */
+async function cookieSession(req: Request, services: AuthServices): Promise<Session | null> {
+  const id = sessionIdOf(req);
+  if (!id) return null;
+  const session = await services.sessions.find(id);
+  if (session) refuseForeignOrigin(req);
+  return session;
+}
+
+export type AuthServices = Pick<Services, 'accounts' | 'sessions' | 'config' | 'pool'>;
+
+const adminHashOf = (services: AuthServices): Buffer | null => (services.config.adminToken ? hashToken(services.config.adminToken) : null);
+
+/** Ingest authentication (spec 5): license code in the path, an access token of that account (either scope). Never a cookie. */
 export function ingestAuth(accounts: AccountDirectory): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = presentedToken(req.get('authorization'));
     const license = req.params.license;
     if (!token || typeof license !== 'string') throw unauthorized('missing access token');
-    const account = await accounts.authenticate(license, token);
-    if (!account) throw unauthorized('invalid access token or license code');
-    res.locals.account = account;
-    next();
-  };
-}
-
-/** Admin authentication: `ADMIN_TOKEN`, compared in constant time; no token configured means no access. */
-export function adminAuth(adminToken: string | undefined): RequestHandler {
-  const adminHash = adminToken ? hashToken(adminToken) : null;
-  return (req: Request, _res: Response, next: NextFunction) => {
-    const token = presentedToken(req.get('authorization'));
-    if (!adminHash || !token || !tokenMatches(token, adminHash)) throw unauthorized('admin token required');
+    const found = await accounts.authenticate(license, token);
+    if (!found) throw unauthorized('invalid access token or license code');
+    res.locals.account = found.account;
     next();
   };
 }
 
 /**
- * Account-scoped read calls: the admin token, or that account's own access token. Another
- * account's token does not match this license code's token and gets 401.
+ * Operator calls: `ADMIN_TOKEN` (compared in constant time) or an operator session. No token
+ * configured means no access. An active access token or an account session is known but not
+ * enough: 403.
  */
-export function accountReadAuth(accounts: AccountDirectory, adminToken: string | undefined): RequestHandler {
-  const adminHash = adminToken ? hashToken(adminToken) : null;
-  return async (req: Request, res: Response, next: NextFunction) => {
+export function adminAuth(services: AuthServices): RequestHandler {
+  const adminHash = adminHashOf(services);
+  return async (req: Request, _res: Response, next: NextFunction) => {
     const token = presentedToken(req.get('authorization'));
+    if (token) {
+      if (adminHash && tokenMatches(token, adminHash)) return next();
+      if (token.startsWith('trk_')) {
+        const { rowCount } = await services.pool.query(selectActiveTokenByHash, [hashToken(token)]);
+        if (rowCount) throw forbidden('an access token cannot make operator calls: they take the admin token');
+      }
+      throw unauthorized('admin token required');
+    }
+    const session = await cookieSession(req, services);
+    if (!session) throw unauthorized('admin token or operator session required');
+    if (session.kind !== 'operator') throw forbidden('an account session cannot make operator calls: sign in with the admin token');
+    next();
+  };
+}
+
+/**
+ * Account-scoped calls (/admin/v1/accounts/:license/...): operator credentials, or the account's
+ * own: an access token of scope ingest+read, or a session of the account. Another account's token
+ * does not match this license code's tokens and gets 401; another account's session gets 403; a
+ * token of scope ingest gets 403.
+ */
+export function accountReadAuth(services: AuthServices): RequestHandler {
+  const adminHash = adminHashOf(services);
+  const asOperator = async (license: string, res: Response): Promise<void> => {
+    const account = await services.accounts.find(license);
+    if (!account) throw notFound('unknown license code');
+    res.locals.account = account;
+  };
+  return async (req: Request, res: Response, next: NextFunction) => {
     const license = req.params.license;
-    if (!token || typeof license !== 'string') throw unauthorized('missing access token');
-    if (adminHash && tokenMatches(token, adminHash)) {
-      const account = await accounts.find(license);
-      if (!account) throw notFound('unknown license code');
-      res.locals.account = account;
+    if (typeof license !== 'string') throw unauthorized('missing access token');
+    const token = presentedToken(req.get('authorization'));
+    if (token) {
+      if (adminHash && tokenMatches(token, adminHash)) {
+        await asOperator(license, res);
+        return next();
+      }
+      const found = await services.accounts.authenticate(license, token);
+      if (!found) throw unauthorized('invalid access token or license code');
+      if (found.scope !== 'ingest+read') {
+        throw forbidden('this access token has scope ingest: it may post items but not read; use a token of scope ingest+read');
+      }
+      res.locals.account = found.account;
       return next();
     }
-    const account = await accounts.authenticate(license, token);
-    if (!account) throw unauthorized('invalid access token or license code');
-    res.locals.account = account;
+    const session = await cookieSession(req, services);
+    if (!session) throw unauthorized('missing access token or session');
+    if (session.kind === 'operator') {
+      await asOperator(license, res);
+      return next();
+    }
+    if (session.account.licenseCode !== license) throw forbidden("this session belongs to another account");
+    res.locals.account = session.account;
     next();
   };
 }

@@ -1,20 +1,23 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
 import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../../projections/leads/queries.js';
-import { describeEvent, eventsOfTrackId } from '../../projections/track-index/queries.js';
+import { decodeLiveCursor, isLiveKind, liveEvents, liveKinds } from '../../projections/track-index/live.js';
+import { describeTrackLookup, lookUpTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
 import { activityRoutes } from './activity-routes.js';
 import { accountOf, accountReadAuth } from './auth.js';
 
 const defaultLimit = 50;
 const maxLimit = 500;
+/** Live events: a page the dashboard polls every second. */
+const maxLiveLimit = 200;
 
-function limitOf(req: Request): number {
+function limitOf(req: Request, max = maxLimit): number {
   const raw = req.query.limit;
   if (raw === undefined) return defaultLimit;
   const limit = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
-    throw badRequest(`limit must be an integer from 1 to ${maxLimit}`);
+  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw badRequest(`limit must be an integer from 1 to ${max}`);
   }
   return limit;
 }
@@ -29,7 +32,7 @@ function stringQuery(req: Request, name: string): string | undefined {
 /** The read API of DESIGN 8 under /admin/v1/accounts/:license: the read models, never the event log. */
 export function readRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
-  router.use(accountReadAuth(services.accounts, services.config.adminToken));
+  router.use(accountReadAuth(services));
 
   router.get('/leads', async (req: Request, res: Response) => {
     const cursorText = stringQuery(req, 'cursor');
@@ -57,9 +60,20 @@ export function readRoutes(services: Services): Router {
 
   router.get('/track/:trackID', async (req: Request, res: Response) => {
     const trackId = req.params.trackID as string;
-    const events = await eventsOfTrackId(services.pool, services.store, trackId, accountOf(res).id);
-    if (events.length === 0) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
-    res.json({ trackID: trackId.toLowerCase(), events: events.map(describeEvent) });
+    const lookup = await lookUpTrackId(services.pool, services.store, trackId, accountOf(res).id);
+    if (!lookup) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
+    res.json(describeTrackLookup(lookup));
+  });
+
+  router.get('/live', async (req: Request, res: Response) => {
+    const kindText = stringQuery(req, 'kind');
+    const kind = kindText === undefined || kindText === '' ? undefined : kindText;
+    if (kind !== undefined && !isLiveKind(kind)) throw badRequest(`kind must be one of ${liveKinds.join(', ')}`);
+    const afterText = stringQuery(req, 'after');
+    const after = afterText === undefined || afterText === '' ? undefined : decodeLiveCursor(afterText);
+    if (after === null) throw badRequest('after must be a cursor this API gave out');
+    const limit = limitOf(req, maxLiveLimit);
+    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after }));
   });
 
   router.use(activityRoutes(services));

@@ -10,7 +10,10 @@ export const routePatterns: readonly string[] = [
   '/v1/accounts/:license/events',
   '/v1/accounts/:license/products',
   '/v1/accounts/:license/productsevents',
+  '/admin/v1/session',
   '/admin/v1/accounts',
+  '/admin/v1/accounts/:license/tokens',
+  '/admin/v1/accounts/:license/tokens/:id',
   '/admin/v1/accounts/:license/leads',
   '/admin/v1/accounts/:license/leads/:id',
   '/admin/v1/accounts/:license/leads/:id/events',
@@ -18,15 +21,25 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/warnings',
   '/admin/v1/accounts/:license/warnings/recent',
   '/admin/v1/accounts/:license/overview',
+  '/admin/v1/accounts/:license/live',
+  '/admin/v1/projections',
+  '/admin/v1/projections/:name/rebuild',
+  '/admin/v1/projections/:name/retry',
   '/healthz',
   '/livez',
   '/readyz',
   '/metrics',
+  '/',
+  '/dashboard',
+  // Before the wildcard, which would take it too.
+  '/dashboard/assets/:file',
+  '/dashboard/*splat',
 ];
 
 const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.map((pattern) => ({
   pattern,
-  regex: new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, '[^/]+')}/?$`),
+  // `:name` is one path segment, `*name` (express's wildcard) one or more.
+  regex: new RegExp(`^${pattern.replace(/:[A-Za-z]+/g, '[^/]+').replace(/\*[A-Za-z]+/g, '.+')}/?$`),
 }));
 
 /** Ingest endpoint of a route pattern (`users/bulk`), the label of the ingest item counters. */

@@ -61,7 +61,10 @@ describe('protocol: the admin API (e2e)', () => {
     expect(created.name).to.equal('Beta');
     queued(await app.ingest(created, 'events', event));
 
-    const { rows } = await app.pool.query<{ token_hash: Buffer }>('SELECT * FROM accounts WHERE license_code = $1', [created.licenseCode]);
+    const { rows } = await app.pool.query<{ token_hash: Buffer }>(
+      'SELECT t.* FROM access_tokens t JOIN accounts a ON a.id = t.account_id WHERE a.license_code = $1',
+      [created.licenseCode],
+    );
     expect(rows).to.have.length(1);
     const hash = rows[0]?.token_hash as Buffer;
     expect(hash).to.have.length(32);

@@ -23,6 +23,7 @@ interface TrackedEvent {
 interface TrackReply {
   trackID: string;
   events: TrackedEvent[];
+  streams: Record<string, TrackedEvent[]>;
 }
 
 const admin = `Bearer ${adminToken}`;
@@ -301,7 +302,7 @@ describe('read API: trackIDs (e2e)', () => {
     await app.projected();
     const reply = await app.get<TrackReply>(trackPath(on, trackID), token);
     expect(reply.status, show(reply)).to.equal(200);
-    expect(reply.body).to.have.all.keys('trackID', 'events');
+    expect(reply.body).to.have.all.keys('trackID', 'events', 'streams');
     return reply.body;
   };
 
@@ -374,6 +375,33 @@ describe('read API: trackIDs (e2e)', () => {
     await app.projected();
     requestError(await app.get(trackPath(account, '0190a5a0-0000-7000-8000-000000000000'), admin), 404);
     requestError(await app.get(trackPath(account, 'not-a-track-id'), admin), 404);
+  });
+
+  it('shows the stream of a trackID up to and including its events', async () => {
+    const trackIDs = [];
+    for (const points of [1, 2, 3]) trackIDs.push(queued(await app.ingest(account, 'users', { userId: 'u-streamed', points, attributes: {} })));
+    const body = await track(account, trackIDs[1] as string);
+    const stream = body.events[0]?.stream as string;
+    expect(Object.keys(body.streams)).to.deep.equal([stream]);
+    const shown = body.streams[stream] ?? [];
+    expect(shown.map((e) => e.streamPosition)).to.deep.equal([0, 1]);
+    expect(shown.map((e) => e.metadata.trackId)).to.deep.equal(trackIDs.slice(0, 2));
+    expect(shown[1]).to.deep.equal(body.events[0]);
+    await expectStored(shown);
+  });
+
+  it('shows at most the 100 events before a trackID of its stream', async () => {
+    for (const from of [0, 60]) {
+      const bulk = bulkResults(
+        await app.ingest(account, 'users/bulk', Array.from({ length: 60 }, (_, i) => ({ userId: 'u-long', points: from + i, attributes: {} }))),
+      );
+      expect(bulk.every((r) => r.status === 'queued')).to.equal(true);
+    }
+    const last = queued(await app.ingest(account, 'users', { userId: 'u-long', points: 120, attributes: {} }));
+    const body = await track(account, last);
+    const shown = Object.values(body.streams)[0] ?? [];
+    expect(shown).to.have.length(101);
+    expect(shown.map((e) => e.streamPosition)).to.deep.equal(Array.from({ length: 101 }, (_, i) => 20 + i));
   });
 
   it("answers 404 for another account's trackID, with this account's token or the admin token", async () => {

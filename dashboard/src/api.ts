@@ -1,0 +1,260 @@
+/**
+ * A typed client of every call of docs/api.md. The session is an HttpOnly cookie the browser sends
+ * by itself (credentials 'same-origin'): the dashboard never sees or keeps a token. A reply other
+ * than 2xx becomes an ApiError carrying the server's own `error` (or `message`) text; a 401 also
+ * tells the app (onUnauthorized), which goes back to the sign-in page.
+ */
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+let unauthorized: () => void = () => {};
+
+/** Called on every 401 reply, except that of the sign-in call itself. */
+export function onUnauthorized(handler: () => void): void {
+  unauthorized = handler;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(name, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+const segment = encodeURIComponent;
+
+function errorText(status: number, body: unknown): string {
+  if (body && typeof body === 'object') {
+    const { error, message } = body as { error?: unknown; message?: unknown };
+    if (typeof error === 'string') return error;
+    if (typeof message === 'string') return message;
+  }
+  return `the server answered ${status}`;
+}
+
+async function call<T>(method: string, path: string, body?: unknown, options: { signIn?: boolean } = {}): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  if (!response.ok) {
+    if (response.status === 401 && !options.signIn) unauthorized();
+    throw new ApiError(response.status, errorText(response.status, parsed));
+  }
+  return parsed as T;
+}
+
+// ---- sessions ----
+
+export interface AccountRef {
+  licenseCode: string;
+  name: string;
+}
+
+export type Session = { kind: 'account'; account: AccountRef } | { kind: 'operator' };
+
+export type SignIn = { licenseCode: string; accessToken: string } | { adminToken: string };
+
+export const signIn = (credentials: SignIn) => call<Session>('POST', '/admin/v1/session', credentials, { signIn: true });
+/** The current session, or null without one (a 401 here is no error). */
+export async function currentSession(): Promise<Session | null> {
+  try {
+    return await call<Session>('GET', '/admin/v1/session', undefined, { signIn: true });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return null;
+    throw error;
+  }
+}
+export const signOut = () => call<void>('DELETE', '/admin/v1/session');
+
+// ---- accounts (operators) ----
+
+export interface AccountSummary extends AccountRef {
+  createdAt: string;
+}
+
+export interface NewAccount extends AccountRef {
+  accessToken: string;
+}
+
+export const listAccounts = () => call<{ accounts: AccountSummary[] }>('GET', '/admin/v1/accounts');
+export const createAccount = (name: string) => call<NewAccount>('POST', '/admin/v1/accounts', { name });
+
+// ---- access tokens ----
+
+export type TokenScope = 'ingest' | 'ingest+read';
+
+export interface AccessToken {
+  id: string;
+  label: string;
+  scope: TokenScope;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+const accountPath = (license: string) => `/admin/v1/accounts/${segment(license)}`;
+
+export const listTokens = (license: string) => call<{ tokens: AccessToken[] }>('GET', `${accountPath(license)}/tokens`);
+export const createToken = (license: string, token: { label: string; scope: TokenScope }) =>
+  call<AccessToken & { accessToken: string }>('POST', `${accountPath(license)}/tokens`, token);
+export const revokeToken = (license: string, id: string) => call<void>('DELETE', `${accountPath(license)}/tokens/${segment(id)}`);
+
+// ---- leads ----
+
+/** A lead as the read API returns it: ids, email, names and custom attributes. */
+export interface Lead {
+  userId?: string | null;
+  anonymousId?: string | null;
+  email?: string | null;
+  firstName?: string | null;
+  lastName?: string | null;
+  [field: string]: unknown;
+}
+
+export interface LeadDetail extends Lead {
+  attributeTypes?: Record<string, string>;
+}
+
+export interface LeadEvent {
+  trackID: string;
+  eventName?: string;
+  eventTime?: string;
+  eventData?: unknown;
+  [field: string]: unknown;
+}
+
+export type TimelineEntry =
+  | { kind: 'profile'; at: string; trackID: string; eventType: string; anonymousId?: string; userId?: string }
+  | { kind: 'event'; at: string; trackID: string; eventName: string; eventTime: string; eventData: unknown };
+
+export interface LeadQuery {
+  q?: string;
+  kind?: 'known' | 'anonymous';
+  limit?: number;
+  cursor?: string;
+}
+
+export const listLeads = (license: string, query: LeadQuery = {}) =>
+  call<{ leads: Lead[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/leads`, { ...query }));
+export const getLead = (license: string, id: string) => call<LeadDetail>('GET', `${accountPath(license)}/leads/${segment(id)}`);
+export const leadEvents = (license: string, id: string, limit?: number) =>
+  call<{ events: LeadEvent[] }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/events`, { limit }));
+export const leadTimeline = (license: string, id: string, limit?: number) =>
+  call<{ entries: TimelineEntry[] }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/timeline`, { limit }));
+
+// ---- track lookup ----
+
+export interface StoredEvent {
+  type: string;
+  stream: string;
+  streamPosition?: number | string;
+  globalPosition?: number | string;
+  data: unknown;
+  metadata: unknown;
+  [field: string]: unknown;
+}
+
+export interface TrackLookup {
+  trackID: string;
+  events: StoredEvent[];
+  streams: Record<string, StoredEvent[]>;
+}
+
+export const lookupTrack = (license: string, trackID: string) => call<TrackLookup>('GET', `${accountPath(license)}/track/${segment(trackID)}`);
+
+// ---- live events ----
+
+export type LiveKind = 'users' | 'events' | 'products' | 'productsevents';
+
+export interface LiveItem {
+  trackID: string;
+  kind: LiveKind;
+  eventType: string;
+  receivedAt: string;
+  stream: string;
+  globalPosition: number | string;
+}
+
+export const liveEvents = (license: string, query: { kind?: LiveKind; limit?: number; after?: string } = {}) =>
+  call<{ items: LiveItem[]; cursor: string | null }>('GET', withQuery(`${accountPath(license)}/live`, { ...query }));
+
+// ---- ingestion warnings ----
+
+export interface WarningExample {
+  at: string;
+  endpoint: string;
+  status: number;
+  message: string;
+  excerpt: string;
+  truncated: boolean;
+}
+
+export interface WarningGroup {
+  reason: string;
+  count: number;
+  lastSeenAt: string;
+  examples: WarningExample[];
+}
+
+export const warningGroups = (license: string) => call<{ groups: WarningGroup[] }>('GET', `${accountPath(license)}/warnings`);
+export const recentWarnings = (license: string, limit?: number) =>
+  call<{ warnings: (WarningExample & { reason: string })[] }>('GET', withQuery(`${accountPath(license)}/warnings/recent`, { limit }));
+
+// ---- overview ----
+
+export type IngestEndpoint = 'users' | 'users/bulk' | 'events' | 'products' | 'productsevents';
+
+export interface TrafficBucket {
+  start: string;
+  endpoint: IngestEndpoint;
+  accepted: number;
+  rejected: number;
+}
+
+export interface Overview {
+  perMinute: TrafficBucket[];
+  perHour: TrafficBucket[];
+  projections: { lagSeconds: number; caughtUp: boolean };
+}
+
+export const overview = (license: string) => call<Overview>('GET', `${accountPath(license)}/overview`);
+
+// ---- projections (operators) ----
+
+/** One projection's status, as `tracking projections status --json` prints it. */
+export interface ProjectionStatus {
+  name: string;
+  checkpoint?: unknown;
+  lag?: unknown;
+  activeWorker?: unknown;
+  parked?: unknown;
+  rebuild?: { target?: unknown; eventsApplied?: number; [field: string]: unknown } | null;
+  [field: string]: unknown;
+}
+
+export const listProjections = () => call<{ projections: ProjectionStatus[] }>('GET', '/admin/v1/projections');
+export const rebuildProjection = (name: string) =>
+  call<{ projection: string; rebuild: unknown }>('POST', `/admin/v1/projections/${segment(name)}/rebuild`);
+export const retryParked = (name: string) =>
+  call<{ projection: string; retried: number; stillParked: number }>('POST', `/admin/v1/projections/${segment(name)}/retry`);

@@ -1,0 +1,139 @@
+import { useEffect, useState } from 'preact/hooks';
+import { currentSession, listAccounts, onUnauthorized, signOut, type AccountSummary, type Session } from './api';
+import { ErrorText, PageHeading } from './components';
+import { routes } from './pages/index';
+import type { PageRoute } from './pages/page';
+import { SignInPage } from './pages/sign-in';
+import { Link, matchPath, usePath } from './router';
+
+type SessionState = { state: 'checking' } | { state: 'signed-out'; notice?: unknown } | { state: 'signed-in'; session: Session };
+
+export function App() {
+  const [auth, setAuth] = useState<SessionState>({ state: 'checking' });
+
+  useEffect(() => {
+    onUnauthorized(() => setAuth({ state: 'signed-out', notice: 'The session has ended: sign in again.' }));
+    currentSession()
+      .then((session) => setAuth(session ? { state: 'signed-in', session } : { state: 'signed-out' }))
+      .catch((error: unknown) => setAuth({ state: 'signed-out', notice: `Could not check the session: ${String((error as Error).message)}` }));
+  }, []);
+
+  if (auth.state === 'checking') return <p class="checking">Loading…</p>;
+  if (auth.state === 'signed-out') {
+    return <SignInPage notice={auth.notice} onSignedIn={(session) => setAuth({ state: 'signed-in', session })} />;
+  }
+  return <Dashboard session={auth.session} onSignedOut={() => setAuth({ state: 'signed-out' })} />;
+}
+
+function Dashboard({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
+  const path = usePath();
+  const operator = session.kind === 'operator';
+  const [picked, setPicked] = useState<string | null>(null);
+  const license = session.kind === 'account' ? session.account.licenseCode : picked;
+  const [signOutError, setSignOutError] = useState<unknown>(null);
+
+  const visible = routes.filter((route) => operator || !route.operatorOnly);
+  const found = findRoute(visible, path);
+
+  // A new page takes the focus on its heading (see PageHeading).
+  useEffect(() => {
+    document.getElementById('page-heading')?.focus();
+    document.title = `${found?.route.title ?? 'Not found'} · Tracking dashboard`;
+  }, [path]);
+
+  const leave = async () => {
+    try {
+      await signOut();
+      onSignedOut();
+    } catch (error) {
+      setSignOutError(error);
+    }
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Tracking</span>
+        <span class="who">
+          <span class="visually-hidden">Signed in as </span>
+          {session.kind === 'account' ? session.account.name : 'Operator'}
+        </span>
+        {operator ? <AccountPicker picked={picked} onPick={setPicked} /> : null}
+        <button type="button" class="sign-out" onClick={leave}>
+          Sign out
+        </button>
+      </header>
+      <ErrorText error={signOutError} />
+      <nav aria-label="Sections">
+        <ul>
+          {visible
+            .filter((route) => route.nav)
+            .map((route) => (
+              <li key={route.path}>
+                <Link href={route.path} current={found?.route.path === route.path}>
+                  {route.title}
+                </Link>
+              </li>
+            ))}
+        </ul>
+      </nav>
+      <main id="main">
+        {!found ? (
+          <section aria-labelledby="page-heading">
+            <PageHeading>Not found</PageHeading>
+            <p>The dashboard has no such page.</p>
+          </section>
+        ) : found.route.accountScoped && !license ? (
+          <section aria-labelledby="page-heading">
+            <PageHeading>{found.route.title}</PageHeading>
+            <p>Pick an account first.</p>
+          </section>
+        ) : (
+          <found.route.page session={session} license={found.route.accountScoped ? license : null} params={found.params} />
+        )}
+      </main>
+    </>
+  );
+}
+
+function findRoute(candidates: readonly PageRoute[], path: string): { route: PageRoute; params: Record<string, string> } | null {
+  for (const route of candidates) {
+    const params = matchPath(route.path, path);
+    if (params) return { route, params };
+  }
+  return null;
+}
+
+/** The operator's choice of account: every account-scoped page shows the picked one. */
+function AccountPicker({ picked, onPick }: { picked: string | null; onPick: (license: string) => void }) {
+  const [accounts, setAccounts] = useState<AccountSummary[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    listAccounts()
+      .then(({ accounts: found }) => {
+        setAccounts(found);
+        if (!picked && found[0]) onPick(found[0].licenseCode);
+      })
+      .catch(setError);
+  }, []);
+
+  if (error) return <ErrorText error={error} />;
+  if (!accounts) return <span class="picker">Loading accounts…</span>;
+  if (accounts.length === 0) return <span class="picker">No accounts yet</span>;
+  return (
+    <span class="picker">
+      <label for="account-picker">Account</label>
+      <select id="account-picker" value={picked ?? ''} onChange={(event) => onPick((event.currentTarget as HTMLSelectElement).value)}>
+        {accounts.map((account) => (
+          <option key={account.licenseCode} value={account.licenseCode}>
+            {account.name} ({account.licenseCode})
+          </option>
+        ))}
+      </select>
+    </span>
+  );
+}

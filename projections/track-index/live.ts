@@ -1,0 +1,71 @@
+import type { Pool } from '../../src/db/pool.js';
+import type { EventType } from '../../src/eventstore/events.js';
+import { latestOfAccount } from './sql.js';
+
+/** The ingest endpoint family each event type comes from (bulk users are `users`). */
+export const liveKindOf = {
+  UserUpserted: 'users',
+  ProfilesMerged: 'users',
+  EventTracked: 'events',
+  ProductSubmitted: 'products',
+  ProductEventTracked: 'productsevents',
+} as const satisfies Record<EventType, string>;
+
+export type LiveKind = (typeof liveKindOf)[EventType];
+
+export const liveKinds: readonly LiveKind[] = ['users', 'events', 'products', 'productsevents'];
+
+export const isLiveKind = (kind: string): kind is LiveKind => (liveKinds as readonly string[]).includes(kind);
+
+const typesOfKind = (kind: LiveKind): EventType[] => (Object.keys(liveKindOf) as EventType[]).filter((type) => liveKindOf[type] === kind);
+
+export interface LiveItem {
+  trackID: string;
+  kind: LiveKind;
+  eventType: string;
+  receivedAt: string;
+  stream: string;
+  globalPosition: number;
+}
+
+export interface LivePage {
+  items: LiveItem[];
+  /** Give it back as `after` for the items newer than these. */
+  cursor: string;
+}
+
+/** A cursor is a global position, opaque to clients so that it can change. */
+const encodeCursor = (position: bigint): string => Buffer.from(`live:${position}`).toString('base64url');
+
+/** The position of a cursor this API gave out; null for anything else. */
+export function decodeLiveCursor(cursor: string): bigint | null {
+  if (cursor.length > 64) return null;
+  const match = /^live:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) return null;
+  const position = BigInt(match[1] as string);
+  return position <= 9223372036854775807n ? position : null;
+}
+
+/**
+ * The account's latest stored events as the track index has them, newest first; with `after`,
+ * only those newer than it (the newest `limit` of them when there are more).
+ */
+export async function liveEvents(pool: Pool, accountId: string, options: { kind?: LiveKind; limit: number; after?: bigint }): Promise<LivePage> {
+  const { rows } = await pool.query<{ track_id: string; event_type: EventType; stream_name: string; global_position: number; recorded_at: Date }>(
+    latestOfAccount,
+    [accountId, options.limit, options.after?.toString() ?? null, options.kind ? typesOfKind(options.kind) : null],
+  );
+  const newest = rows[0] ? BigInt(rows[0].global_position) : (options.after ?? 0n);
+  return {
+    items: rows.map((row) => ({
+      trackID: row.track_id,
+      kind: liveKindOf[row.event_type],
+      eventType: row.event_type,
+      // When the store recorded it: shortly after its receipt, before the item was acknowledged.
+      receivedAt: row.recorded_at.toISOString(),
+      stream: row.stream_name,
+      globalPosition: Number(row.global_position),
+    })),
+    cursor: encodeCursor(newest),
+  };
+}
