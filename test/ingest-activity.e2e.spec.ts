@@ -155,9 +155,15 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     await pollUntil<{ groups: Group[] }>(app, path('warnings'), bearer(account), (body) => body.groups.length === 1);
     await pollUntil<Overview>(app, path('overview'), bearer(account), (o) => sum(o.perMinute, 'events', 'accepted') === 1);
 
+    const signIn = await app.request('POST', '/admin/v1/session', { licenseCode: other.licenseCode, accessToken: other.accessToken });
+    expect(signIn.status, show(signIn)).to.equal(200);
+    const cookie = (signIn.headers.getSetCookie()[0] as string).split(';')[0] as string;
+    const withSession = (which: string, of = account): Promise<Reply> => app.request('GET', path(which, of), undefined, { headers: { cookie } });
     for (const which of ['warnings', 'warnings/recent', 'overview']) {
       requestError(await app.get(path(which), bearer(other)), 401);
+      requestError(await withSession(which), 403);
     }
+    expect(((await withSession('warnings', other)).body as { groups: Group[] }).groups).to.deep.equal([]);
     expect((await app.get<{ groups: Group[] }>(path('warnings', other), bearer(other))).body.groups).to.deep.equal([]);
     expect((await app.get<{ warnings: Warning[] }>(path('warnings/recent', other), bearer(other))).body.warnings).to.deep.equal([]);
     const overview = (await app.get<Overview>(path('overview', other), bearer(other))).body;
