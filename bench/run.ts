@@ -14,6 +14,7 @@ import { machineBusySeconds, ownCpuSeconds, postmasterPid, treeCpuSeconds } from
 import { fill, measureCatchUp, measureReadOnly, measureRebuild, storeHead, storeUrl } from './projections.js';
 import { printTable, type ProjectionRow, type Row, type VisibilityRow } from './report.js';
 import { measureVisibility } from './visibility.js';
+import { measureLeads, printLeads, type LeadsRow } from './leads.js';
 
 /*
  * `npm run bench`: the service (embedded PostgreSQL, fresh data directory) and an Express
@@ -21,8 +22,9 @@ import { measureVisibility } from './visibility.js';
  * Then, on a second fresh data directory: the projections applying a store filled in SQL (a worker
  * process from an empty checkpoint), a full rebuild of all four on a larger store, and how soon a
  * posted user is served by the read API under steady ingest.
- * Settings: BENCH_SCENARIOS (comma-separated, default all: ingest, apply, rebuild, visibility; the
- * hello-world baseline always runs), BENCH_CONNECTIONS (64), BENCH_DURATION seconds (10),
+ * Then, on a third: the leads list and search on an account of a million leads (bench/leads.ts).
+ * Settings: BENCH_SCENARIOS (comma-separated, default all: ingest, apply, rebuild, visibility,
+ * leads; the hello-world baseline always runs), BENCH_LEADS (1000000), BENCH_LEADS_REQUESTS (20), BENCH_CONNECTIONS (64), BENCH_DURATION seconds (10),
  * BENCH_WARMUP seconds (2), BENCH_APPLY_EVENTS (250000), BENCH_REBUILD_EVENTS (1000000),
  * BENCH_VISIBILITY_RATE req/s (1000), BENCH_VISIBILITY_SECONDS (20), BENCH_DRAIN_LIMIT seconds (60:
  * the longest wait, after each ingest scenario and warm-up, for the service's projection workers to
@@ -44,7 +46,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-const allScenarios = ['ingest', 'apply', 'rebuild', 'visibility'] as const;
+const allScenarios = ['ingest', 'apply', 'rebuild', 'visibility', 'leads'] as const;
 type ScenarioGroup = (typeof allScenarios)[number];
 
 function selectedScenarios(): Set<ScenarioGroup> {
@@ -67,6 +69,8 @@ const settings = {
   bulkSize: 100,
   applyEvents: intEnv('BENCH_APPLY_EVENTS', 250_000, 1_000),
   rebuildEvents: intEnv('BENCH_REBUILD_EVENTS', 1_000_000, 1_000),
+  leads: intEnv('BENCH_LEADS', 1_000_000, 10_000),
+  leadsRequests: intEnv('BENCH_LEADS_REQUESTS', 20, 1),
   visibilityRate: intEnv('BENCH_VISIBILITY_RATE', 1_000, 2),
   visibilitySeconds: intEnv('BENCH_VISIBILITY_SECONDS', 20, 1),
   // Longest wait for the service's projections to catch up after an ingest scenario.
@@ -376,11 +380,34 @@ async function projectionScenarios(dataDir: string, spareDir: string, adminToken
   return result;
 }
 
+/** The leads scenario, on a data directory of its own, beside the service with PROJECTIONS=off. */
+async function leadsScenario(dataDir: string, adminToken: string, children: Child[]): Promise<LeadsRow[]> {
+  const port = await freePort();
+  const serviceUrl = `http://127.0.0.1:${port}`;
+  const service = startChild('service (leads)', join(root, 'dist', 'src', 'main.js'), serviceEnv(dataDir, port, adminToken, { PROJECTIONS: 'off' }), root);
+  children.push(service);
+  process.stderr.write(`starting the service for the leads scenario (embedded PostgreSQL in ${dataDir})\n`);
+  await waitHealthy(service, `${serviceUrl}/healthz`, 180_000);
+  const [account, other] = [await createAccount(serviceUrl, adminToken, 'Leads'), await createAccount(serviceUrl, adminToken, 'Other')];
+  const db = new pg.Pool({ connectionString: await storeUrl(dataDir), max: 1 });
+  db.on('error', () => undefined);
+  try {
+    const idOf = async (license: string): Promise<string> =>
+      (await db.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [license])).rows[0]?.id ?? '';
+    const common = { serviceUrl, license: account.licenseCode, token: account.accessToken, leads: settings.leads, requests: settings.leadsRequests, db };
+    return await measureLeads({ ...common, accountId: await idOf(account.licenseCode), otherAccountId: await idOf(other.licenseCode) });
+  } finally {
+    await db.end();
+    process.stderr.write(`${service.name} stopped (SIGTERM): ${await stopChild(service, 60_000, dataDir)}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   const info = machine();
   const dataDir = await mkdtemp(join(tmpdir(), 'tracking-bench-'));
   const projectionsDir = await mkdtemp(join(tmpdir(), 'tracking-bench-projections-'));
   const spareDir = await mkdtemp(join(tmpdir(), 'tracking-bench-visibility-'));
+  const leadsDir = await mkdtemp(join(tmpdir(), 'tracking-bench-leads-'));
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
   let failed = false;
@@ -424,10 +451,13 @@ async function main(): Promise<void> {
       ? await projectionScenarios(projectionsDir, spareDir, adminToken, children)
       : { projections: [], readModelProblems: [], visibility: null };
 
+    const leads = selected.has('leads') ? await leadsScenario(leadsDir, adminToken, children) : [];
+
     failed = printTable(info, settings, rows, children, projected);
+    if (leads.length) printLeads(leads, settings.leads, settings.leadsRequests);
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems }]));
-      await writeFile(process.env.BENCH_JSON, `${JSON.stringify({ machine: info, settings, results: rows, ...projected, logs }, null, 2)}\n`);
+      await writeFile(process.env.BENCH_JSON, `${JSON.stringify({ machine: info, settings, results: rows, ...projected, leads, logs }, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }
   } finally {
@@ -438,7 +468,7 @@ async function main(): Promise<void> {
       }
     } finally {
       // A service killed for hanging may have left its PostgreSQL running: stop those first.
-      for (const dir of [dataDir, projectionsDir, spareDir]) {
+      for (const dir of [dataDir, projectionsDir, spareDir, leadsDir]) {
         const pid = await postmasterPid(dir);
         try {
           if (pid !== null) process.kill(pid, 'SIGINT');
@@ -446,7 +476,7 @@ async function main(): Promise<void> {
           // Gone already.
         }
       }
-      for (const dir of [dataDir, projectionsDir, spareDir]) await rm(dir, { recursive: true, force: true });
+      for (const dir of [dataDir, projectionsDir, spareDir, leadsDir]) await rm(dir, { recursive: true, force: true });
     }
   }
   if (failed) process.exitCode = 1;

@@ -14,16 +14,57 @@ const selectList = [...new Set([...otherColumns, ...leadSystemAttributes])]
   .map((c) => (timeColumns.includes(c) ? `iso_utc(l.${c}) AS ${c}` : `l.${c}`))
   .join(', ');
 
+/** What a page of the leads list asks for; each part present adds its condition and parameters. */
+export interface ListShape {
+  kind: boolean;
+  cursor: boolean;
+  search: 'none' | 'budgeted' | 'unordered';
+}
+
+const listOrder = 'created_position DESC, profile_kind DESC, profile_id DESC';
+
 /**
- * Newest first, in the order profiles were created; merged anonymous profiles are left out (their
- * known profile lists their ids in anonymousIds, and `q` finds it by them).
+ * A page of the leads list, newest first in the order profiles were created; merged anonymous
+ * profiles are left out (their known profile lists their ids in anonymousIds, and `q` finds it by
+ * them). Parameters: $1 account, $2 rows, then `profile_kind` when `kind`, then the cursor's
+ * position, kind and id when `cursor`, then the LIKE pattern and (budgeted) the row budget.
+ *
+ * The search comes in two shapes, so that neither a rare nor a common term reads the account's
+ * every lead: `budgeted` walks the list in order (index leads_list or leads_list_by_kind) over at
+ * most a budget of rows and also returns the budget's last row (`scanned` = the budget) when it was
+ * reached; `unordered` sorts what matches wherever it is, the shape a trigram index serves
+ * (leads_search), used when the budget ran out short of a page: the term is rare.
  */
-export const listLeads = `SELECT ${selectList} FROM leads l
-  WHERE l.account_id = $1 AND l.merged_into IS NULL
-    AND ($2::text IS NULL OR l.search_text LIKE $2)
-    AND ($3::bigint IS NULL OR (l.created_position, l.profile_kind, l.profile_id) < ($3, $4, $5))
-  ORDER BY l.created_position DESC, l.profile_kind DESC, l.profile_id DESC
-  LIMIT $6`;
+export function listLeadsSql(shape: ListShape): string {
+  const values = ['$1', '$2'];
+  const next = (): string => {
+    values.push(`$${values.length + 1}`);
+    return values.at(-1) as string;
+  };
+  const where = ['l.account_id = $1', 'l.merged_into IS NULL'];
+  if (shape.kind) where.push(`l.profile_kind = ${next()}`);
+  if (shape.cursor) {
+    const [position, kind, id] = [next(), next(), next()];
+    // The first condition lets the scan of leads_list_by_kind start at the cursor.
+    where.push(`l.created_position <= ${position}`, `(l.created_position, l.profile_kind, l.profile_id) < (${position}, ${kind}, ${id})`);
+  }
+  if (shape.search === 'none') {
+    return `SELECT ${selectList} FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2`;
+  }
+  const pattern = next();
+  if (shape.search === 'unordered') {
+    // `+ 0`: an order no index gives, so that the planner finds the matches first and sorts them.
+    return `SELECT ${selectList} FROM leads l WHERE ${where.join(' AND ')} AND l.search_text LIKE ${pattern}
+      ORDER BY l.created_position + 0 DESC, l.profile_kind DESC, l.profile_id DESC LIMIT $2`;
+  }
+  const budget = next();
+  return `SELECT ${selectList}, l.matches, l.scanned FROM (
+      SELECT l.*, l.search_text LIKE ${pattern} AS matches, row_number() OVER (ORDER BY ${listOrder}) AS scanned
+      FROM (SELECT * FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder} LIMIT ${budget}) l
+    ) l
+    WHERE l.matches OR l.scanned = ${budget}
+    ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2 + 1`;
+}
 
 /**
  * The known user with this id; else the known user an anonymous profile of this id was merged
@@ -37,10 +78,30 @@ export const oneLead = `SELECT ${selectList} FROM leads l
   ORDER BY CASE WHEN l.profile_kind = 'user' AND l.profile_id = $2 THEN 0 WHEN l.profile_kind = 'user' THEN 1 ELSE 2 END
   LIMIT 1`;
 
-/** Events of a profile and of the anonymous profiles merged into it, latest first. */
-export const leadEvents = `SELECT event_id, user_id, anonymous_id, event_name, event_time, iso_utc(event_time_utc) AS event_time_utc,
-    event_data, iso_utc(received_at) AS received_at
-  FROM user_events
-  WHERE account_id = $1 AND (user_id = $2 OR anonymous_id = ANY($3::text[]))
-  ORDER BY event_time_utc DESC, global_position DESC
+/**
+ * Events of a profile and of the anonymous profiles merged into it, latest first, with their
+ * trackID (null until the track index has the event).
+ */
+export const leadEvents = `SELECT e.event_id, e.user_id, e.anonymous_id, e.event_name, e.event_time, iso_utc(e.event_time_utc) AS event_time_utc,
+    e.event_data, iso_utc(e.received_at) AS received_at, t.track_id
+  FROM user_events e LEFT JOIN track_index t ON t.event_id = e.event_id
+  WHERE e.account_id = $1 AND (e.user_id = $2 OR e.anonymous_id = ANY($3::text[]))
+  ORDER BY e.event_time_utc DESC, e.global_position DESC
   LIMIT $4`;
+
+/**
+ * A lead's timeline: the stored events of its streams ($2, the profile's own and those of the
+ * anonymous profiles merged into it), latest first, from the track index, with the details of
+ * tracked events from user_events. Each stream is read from its newest event, at most $3 of it.
+ */
+export const leadTimeline = `SELECT t.stream_name, t.event_type, t.track_id, iso_utc(t.recorded_at) AS at,
+    e.event_name, e.event_time, e.event_data
+  FROM unnest($2::text[]) AS s(stream_name)
+  CROSS JOIN LATERAL (
+    SELECT * FROM track_index t
+    WHERE t.stream_name = s.stream_name AND t.account_id = $1 AND t.event_type IN ('UserUpserted', 'ProfilesMerged', 'EventTracked')
+    ORDER BY t.global_position DESC LIMIT $3
+  ) t
+  LEFT JOIN user_events e ON e.event_id = t.event_id
+  ORDER BY t.global_position DESC
+  LIMIT $3`;

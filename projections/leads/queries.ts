@@ -1,5 +1,5 @@
 import type { Pool } from '../../src/db/pool.js';
-import { leadEvents, leadSystemAttributes, listLeads, oneLead } from './queries-sql.js';
+import { leadEvents, leadSystemAttributes, listLeadsSql, oneLead } from './queries-sql.js';
 
 /** Read queries on the leads model (DESIGN 8). */
 
@@ -77,10 +77,36 @@ export function decodeCursor(cursor: string): Cursor | null {
  */
 const containsPattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-export async function findLeads(pool: Pool, accountId: string, options: { q?: string; limit: number; cursor?: Cursor }): Promise<LeadPage> {
+export type LeadKind = 'known' | 'anonymous';
+
+/**
+ * Rows of the list a search walks in order before it looks the term up in the trigram index
+ * instead: a common term fills a page within it, a rarer one is found faster by the index.
+ */
+export const searchBudget = 5000;
+
+export async function findLeads(
+  pool: Pool,
+  accountId: string,
+  options: { q?: string; kind?: LeadKind; limit: number; cursor?: Cursor },
+): Promise<LeadPage> {
   const q = options.q?.trim() ? containsPattern(options.q.trim()) : null;
   const c = options.cursor;
-  const { rows } = await pool.query<LeadRecord>(listLeads, [accountId, q, c?.position ?? null, c?.kind ?? null, c?.id ?? null, options.limit + 1]);
+  const values: unknown[] = [accountId, options.limit + 1];
+  if (options.kind) values.push(options.kind === 'known' ? 'user' : 'anonymous');
+  if (c) values.push(c.position, c.kind, c.id);
+  const shape = { kind: options.kind !== undefined, cursor: c !== undefined };
+  let rows: LeadRecord[];
+  if (q === null) {
+    rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'none' }), values)).rows;
+  } else {
+    const walked = (await pool.query<LeadRecord & { matches: boolean; scanned: string }>(listLeadsSql({ ...shape, search: 'budgeted' }), [...values, q, searchBudget])).rows;
+    rows = walked.filter((r) => r.matches);
+    // The budget ran out (its last row came back) before a page was full: the rest by the index.
+    if (rows.length <= options.limit && walked.some((r) => Number(r.scanned) === searchBudget)) {
+      rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'unordered' }), [...values, q])).rows;
+    }
+  }
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
   return { leads: page.map(toLead), nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
@@ -100,6 +126,7 @@ export interface TimelineEvent {
   eventTimeUtc: string;
   eventData: Record<string, unknown>;
   receivedAt: string;
+  trackID: string | null;
 }
 
 export async function findLeadEvents(pool: Pool, accountId: string, lead: Lead, limit: number): Promise<TimelineEvent[]> {
@@ -114,5 +141,6 @@ export async function findLeadEvents(pool: Pool, accountId: string, lead: Lead, 
     eventTimeUtc: row.event_time_utc as string,
     eventData: row.event_data as Record<string, unknown>,
     receivedAt: row.received_at as string,
+    trackID: row.track_id as string | null,
   }));
 }

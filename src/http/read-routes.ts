@@ -1,20 +1,24 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
-import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead } from '../../projections/leads/queries.js';
+import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead, type LeadKind } from '../../projections/leads/queries.js';
+import { findLeadTimeline } from '../../projections/leads/timeline.js';
 import { decodeLiveCursor, isLiveKind, liveEvents, liveKinds } from '../../projections/track-index/live.js';
 import { describeTrackLookup, lookUpTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
 import { activityRoutes } from './activity-routes.js';
 import { accountOf, accountReadAuth } from './auth.js';
+import { serverTiming } from './server-timing.js';
 
 const defaultLimit = 50;
 const maxLimit = 500;
 /** Live events: a page the dashboard polls every second. */
 const maxLiveLimit = 200;
+const defaultTimelineLimit = 100;
+const leadKinds: readonly string[] = ['known', 'anonymous'] satisfies LeadKind[];
 
-function limitOf(req: Request, max = maxLimit): number {
+function limitOf(req: Request, { fallback = defaultLimit, max = maxLimit } = {}): number {
   const raw = req.query.limit;
-  if (raw === undefined) return defaultLimit;
+  if (raw === undefined) return fallback;
   const limit = Number(raw);
   if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > max) {
     throw badRequest(`limit must be an integer from 1 to ${max}`);
@@ -32,6 +36,7 @@ function stringQuery(req: Request, name: string): string | undefined {
 /** The read API of DESIGN 8 under /admin/v1/accounts/:license: the read models, never the event log. */
 export function readRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
+  router.use(serverTiming);
   router.use(accountReadAuth(services));
 
   router.get('/leads', async (req: Request, res: Response) => {
@@ -40,7 +45,10 @@ export function readRoutes(services: Services): Router {
     if (cursor === null) throw badRequest('cursor is not one this API gave out');
     const q = stringQuery(req, 'q');
     if (q !== undefined && q.length > 200) throw badRequest('q must be at most 200 characters');
-    res.json(await findLeads(services.pool, accountOf(res).id, { q, limit: limitOf(req), cursor }));
+    const kindText = stringQuery(req, 'kind');
+    if (kindText !== undefined && !leadKinds.includes(kindText)) throw badRequest('kind must be known or anonymous');
+    const kind = kindText as LeadKind | undefined;
+    res.json(await findLeads(services.pool, accountOf(res).id, { q, kind, limit: limitOf(req), cursor }));
   });
 
   const leadOf = async (req: Request, res: Response): Promise<Lead> => {
@@ -58,6 +66,11 @@ export function readRoutes(services: Services): Router {
     res.json({ events: await findLeadEvents(services.pool, accountOf(res).id, lead, limitOf(req)) });
   });
 
+  router.get('/leads/:id/timeline', async (req: Request, res: Response) => {
+    const lead = await leadOf(req, res);
+    res.json({ entries: await findLeadTimeline(services.pool, accountOf(res).id, lead, limitOf(req, { fallback: defaultTimelineLimit })) });
+  });
+
   router.get('/track/:trackID', async (req: Request, res: Response) => {
     const trackId = req.params.trackID as string;
     const lookup = await lookUpTrackId(services.pool, services.store, trackId, accountOf(res).id);
@@ -72,7 +85,7 @@ export function readRoutes(services: Services): Router {
     const afterText = stringQuery(req, 'after');
     const after = afterText === undefined || afterText === '' ? undefined : decodeLiveCursor(afterText);
     if (after === null) throw badRequest('after must be a cursor this API gave out');
-    const limit = limitOf(req, maxLiveLimit);
+    const limit = limitOf(req, { max: maxLiveLimit });
     res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after }));
   });
 

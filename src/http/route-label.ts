@@ -17,6 +17,7 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/leads',
   '/admin/v1/accounts/:license/leads/:id',
   '/admin/v1/accounts/:license/leads/:id/events',
+  '/admin/v1/accounts/:license/leads/:id/timeline',
   '/admin/v1/accounts/:license/track/:trackID',
   '/admin/v1/accounts/:license/warnings',
   '/admin/v1/accounts/:license/warnings/recent',

@@ -494,6 +494,7 @@ describe('leads read model (e2e)', () => {
       eventTimeUtc: '2024-01-01T09:00:00.000000Z',
       eventData: { page: '/' },
       receivedAt: await receivedAt(before),
+      trackID: before,
     });
     expect(events[0]).to.include({ userId: 'u-1', anonymousId: null, eventName: 'ping', eventTime: null, eventTimeUtc: await receivedAt(untimed) });
     expect(await timeline(acme, 'a-1'), 'by the merged anonymous id: the known timeline').to.deep.equal(events);
