@@ -48,6 +48,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly activityDropped = new Counter({
+    name: `${metricPrefix}ingest_activity_dropped_total`,
+    help: 'Rejected items (kind item) or counters (kind count) of the ingest activity dropped because too much was waiting to be written',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly bodyBytesInFlight = new Gauge({
     name: `${metricPrefix}http_body_bytes_in_flight`,
     help: 'Bytes of request bodies reserved by requests being served (INFLIGHT_BODY_BYTES is the most)',

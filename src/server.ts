@@ -89,6 +89,8 @@ export async function startService(config: Config, log: Logger, { ownSession = f
       // The workers read the store: they stop before it closes.
       await projections?.stop();
       await services.store.close();
+      // The last second of ingest activity is written while the pool is still open.
+      await services.activity.close();
       await pool.end();
       await database.stop();
       log.info('stopped');

@@ -6,6 +6,7 @@ import { createEventStore } from './eventstore/index.js';
 import type { EventStore } from './eventstore/port.js';
 import { BodyBudget } from './http/body-budget.js';
 import { IngestRateLimits } from './http/rate-limit.js';
+import { IngestActivity } from './ingest/activity.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
 import { IdentityMap } from './ingest/identity-map.js';
 import { IdempotencyKeys } from './ingest/idempotency.js';
@@ -33,6 +34,8 @@ export interface Services {
   bodies: BodyBudget;
   /** Emits 'appended' after each committed append batch, so that projection workers look at once. */
   appends: EventEmitter<{ appended: [] }>;
+  /** What each account's ingest accepted and rejected, written once a second; close() before the pool ends. */
+  activity: IngestActivity;
 }
 
 export function createServices(config: Config, pool: Pool, log: Logger, metrics = new Metrics()): Services {
@@ -55,5 +58,6 @@ export function createServices(config: Config, pool: Pool, log: Logger, metrics 
     sessions: new SessionStore(pool, config.adminToken),
     rateLimits: new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute),
     bodies: new BodyBudget(config.inflightBodyBytes, metrics),
+    activity: new IngestActivity(pool, log, {}, metrics),
   };
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { searchBudget } from '../projections/leads/queries.js';
+import { searchBudget, shortSearchBudget } from '../projections/leads/queries.js';
 import { servedApp, type Credentials, type Reply, type TestApp } from './support/app.js';
 
 type Page = { leads: { userId: string | null; anonymousId: string | null }[]; nextCursor: string | null };
@@ -89,4 +89,34 @@ describe('leads search past the list walk', function () {
       for (const page of got.slice(0, -1)) expect(page).to.have.length(limit);
     });
   }
+});
+
+describe('leads search of a term shorter than a trigram, past the rows a request walks', function () {
+  let app: TestApp;
+  let account: Credentials;
+  servedApp((started) => ({ app, account } = started), { scope: 'suite' });
+  const many = shortSearchBudget + 1_500;
+
+  before(async () => {
+    const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);
+    await app.pool.query(fillSql, [rows[0]?.id, 0, many]);
+    await app.pool.query('ANALYZE leads');
+  });
+
+  it('answers a page short of the limit, even empty, with a cursor that goes on from the last row walked, until the oldest match', async () => {
+    const seen: Page[] = [];
+    let cursor: string | null = null;
+    do {
+      const reply: Reply<Page> = await app.get<Page>(
+        `/admin/v1/accounts/${account.licenseCode}/leads?q=qz&limit=50${cursor ? `&cursor=${cursor}` : ''}`,
+        `Bearer ${account.accessToken}`,
+      );
+      expect(reply.status, JSON.stringify(reply.body)).to.equal(200);
+      seen.push(reply.body);
+      cursor = reply.body.nextCursor;
+    } while (cursor !== null && seen.length < 10);
+    // The two matches are among the oldest leads: the first request walks 50,000 newer ones.
+    expect(seen.map((p) => p.leads.map((l) => l.userId ?? l.anonymousId))).to.deep.equal([[], ['lead-90', 'lead-17']]);
+    expect(seen[0]?.nextCursor).to.be.a('string');
+  });
 });

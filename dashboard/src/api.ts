@@ -122,31 +122,42 @@ export const revokeToken = (license: string, id: string) => call<void>('DELETE',
 
 // ---- leads ----
 
-/** A lead as the read API returns it: ids, email, names and custom attributes. */
+/**
+ * A lead as the read API returns it: the ids, the names, every other system attribute of spec 2.2
+ * under its own name (`email`, `opt_in_sms`, ...), the custom attributes with their registered types,
+ * and the anonymous ids merged into it.
+ */
 export interface Lead {
-  userId?: string | null;
-  anonymousId?: string | null;
-  email?: string | null;
-  firstName?: string | null;
-  lastName?: string | null;
-  [field: string]: unknown;
+  userId: string | null;
+  anonymousId: string | null;
+  anonymousIds: string[];
+  firstName: string | null;
+  lastName: string | null;
+  attributes: Record<string, unknown>;
+  attributeTypes: Record<string, string>;
+  mergedInto: string | null;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+  [systemAttribute: string]: unknown;
 }
 
-export interface LeadDetail extends Lead {
-  attributeTypes?: Record<string, string>;
-}
+export type LeadDetail = Lead;
 
 export interface LeadEvent {
-  trackID: string;
-  eventName?: string;
-  eventTime?: string;
-  eventData?: unknown;
+  trackID: string | null;
+  eventId: string;
+  eventName: string;
+  eventTime: string | null;
+  eventData: Record<string, unknown>;
+  receivedAt: string;
   [field: string]: unknown;
 }
 
+/** A profile sent for the lead (or an anonymous id merged into it), or one of its events; `at` is when it was stored. */
 export type TimelineEntry =
   | { kind: 'profile'; at: string; trackID: string; eventType: string; anonymousId?: string; userId?: string }
-  | { kind: 'event'; at: string; trackID: string; eventName: string; eventTime: string; eventData: unknown };
+  | { kind: 'event'; at: string; trackID: string; eventName: string | null; eventTime: string | null; eventData: Record<string, unknown> | null };
 
 export interface LeadQuery {
   q?: string;

@@ -38,7 +38,7 @@ function Dashboard({ session, onSignedOut }: { session: Session; onSignedOut: ()
   // A new page takes the focus on its heading (see PageHeading).
   useEffect(() => {
     document.getElementById('page-heading')?.focus();
-    document.title = `${found?.route.title ?? 'Not found'} · Tracking dashboard`;
+    document.title = `${found?.route.title ?? (findRoute(routes, path) ? 'Operators only' : 'Not found')} · Tracking dashboard`;
   }, [path]);
 
   const leave = async () => {
@@ -81,7 +81,12 @@ function Dashboard({ session, onSignedOut }: { session: Session; onSignedOut: ()
         </ul>
       </nav>
       <main id="main">
-        {!found ? (
+        {!found && findRoute(routes, path) ? (
+          <section aria-labelledby="page-heading">
+            <PageHeading>Operators only</PageHeading>
+            <p role="alert">This page is for operators: an account's session cannot open it.</p>
+          </section>
+        ) : !found ? (
           <section aria-labelledby="page-heading">
             <PageHeading>Not found</PageHeading>
             <p>The dashboard has no such page.</p>

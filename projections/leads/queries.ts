@@ -85,25 +85,45 @@ export type LeadKind = 'known' | 'anonymous';
  */
 export const searchBudget = 5000;
 
+/**
+ * A term shorter than a trigram has none for the index to find it by: its search walks the list
+ * only, at most this many rows a request, so that a rare short term never reads the account's
+ * every lead in one request. A page it leaves short comes with the cursor of the last row walked.
+ */
+export const shortSearchBudget = 50_000;
+const trigramLength = 3;
+
+type WalkedRow = LeadRecord & { matches: boolean; scanned: string };
+
 export async function findLeads(
   pool: Pool,
   accountId: string,
   options: { q?: string; kind?: LeadKind; limit: number; cursor?: Cursor },
 ): Promise<LeadPage> {
-  const q = options.q?.trim() ? containsPattern(options.q.trim()) : null;
+  const term = options.q?.trim() ?? '';
+  const q = term !== '' ? containsPattern(term) : null;
   const c = options.cursor;
   const values: unknown[] = [accountId, options.limit + 1];
   if (options.kind) values.push(options.kind === 'known' ? 'user' : 'anonymous');
   if (c) values.push(c.position, c.kind, c.id);
   const shape = { kind: options.kind !== undefined, cursor: c !== undefined };
+  const walk = async (budget: number): Promise<{ matches: LeadRecord[]; end: WalkedRow | undefined }> => {
+    const walked = (await pool.query<WalkedRow>(listLeadsSql({ ...shape, search: 'budgeted' }), [...values, q, budget])).rows;
+    // The budget's last row comes back when the walk reached it: the list goes on past it.
+    return { matches: walked.filter((r) => r.matches), end: walked.find((r) => Number(r.scanned) === budget) };
+  };
   let rows: LeadRecord[];
   if (q === null) {
     rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'none' }), values)).rows;
+  } else if ([...term].length < trigramLength) {
+    const { matches, end } = await walk(shortSearchBudget);
+    if (matches.length <= options.limit && end) return { leads: matches.map(toLead), nextCursor: encodeCursor(end) };
+    rows = matches;
   } else {
-    const walked = (await pool.query<LeadRecord & { matches: boolean; scanned: string }>(listLeadsSql({ ...shape, search: 'budgeted' }), [...values, q, searchBudget])).rows;
-    rows = walked.filter((r) => r.matches);
-    // The budget ran out (its last row came back) before a page was full: the rest by the index.
-    if (rows.length <= options.limit && walked.some((r) => Number(r.scanned) === searchBudget)) {
+    const { matches, end } = await walk(searchBudget);
+    rows = matches;
+    // The budget ran out before a page was full: the rest by the index.
+    if (rows.length <= options.limit && end) {
       rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'unordered' }), [...values, q])).rows;
     }
   }

@@ -11,6 +11,26 @@ import { sessionRoutes } from './session-routes.js';
 import { tokenRoutes } from './token-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
+import { bodyExcerpt } from './body.js';
+import type { Account } from '../accounts.js';
+import type { Endpoint } from '../ingest/request.js';
+import { excerptOfText } from '../ingest/excerpt.js';
+
+/**
+ * A request refused after its account was known (400 body, 413, 415, 422, 429) goes to the
+ * account's ingest activity; 401s have no account, and 5xx are the service's, not the client's.
+ */
+function recordRefusal(services: Services, req: Request, res: Response, endpoint: string, reason: string): void {
+  const account = res.locals.account as Account | undefined;
+  if (!account || res.statusCode < 400 || res.statusCode >= 500) return;
+  services.activity.rejected(account.id, {
+    endpoint: endpoint as Endpoint,
+    reason,
+    status: res.statusCode,
+    message: excerptOfText((res.locals.rejectMessage as string | undefined) ?? '').text,
+    excerpt: bodyExcerpt(req),
+  });
+}
 
 export interface AppOptions {
   isShuttingDown?: () => boolean;
@@ -37,7 +57,10 @@ export function createApp(services: Services, options: AppOptions = {}): Express
       // Item-level rejections are counted by the routes; request-level ones (401, 413, 429, ...) here.
       const reason = res.locals.rejectReason as string | undefined;
       const endpoint = ingestEndpointOf(route);
-      if (endpoint && reason && res.locals.itemRejected !== true) services.metrics.rejectedItems.inc({ endpoint, reason });
+      if (endpoint && reason && res.locals.itemRejected !== true) {
+        services.metrics.rejectedItems.inc({ endpoint, reason });
+        recordRefusal(services, req, res, endpoint, reason);
+      }
     });
     next();
   });

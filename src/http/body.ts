@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../errors.js';
+import { excerptOfBytes, type Excerpt } from '../ingest/excerpt.js';
 import { mayHoldInexactInteger, parseMarkingInexactIntegers } from '../ingest/exact-integers.js';
 import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 
@@ -24,9 +25,19 @@ class UndecodableBody extends Error {
  * refused whole. A leading byte order mark is valid UTF-8 and the decoder drops it.
  */
 function utf8Only(req: Request, _res: Response, body: Buffer, charset: string): void {
+  rawBodies.set(req, body);
   if (charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') throw new UndecodableBody('charset.unsupported');
   if (!isUtf8(body)) throw new UndecodableBody('encoding.invalid');
   if (mayHoldInexactInteger(body)) bodiesWithLongNumbers.set(req, body);
+}
+
+/** The raw body of each request read, for the excerpt of a rejected one (gone with the request). */
+const rawBodies = new WeakMap<Request, Buffer>();
+
+/** The start of what was read of the request's body; null when nothing was (415, 429, a 413 refused on its length). */
+export function bodyExcerpt(req: Request): Excerpt | null {
+  const raw = rawBodies.get(req);
+  return raw ? excerptOfBytes(raw) : null;
 }
 
 /** Raw bodies with a run of 16 digits: parsed again, the rare way, to find integers a double rounds. */

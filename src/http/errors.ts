@@ -52,6 +52,7 @@ export function errorHandler(log: Logger, metrics?: Metrics) {
     }
     if (appError.reason === 'store_unavailable') outage.refusedRequest(error, routeOf(req));
     res.locals.rejectReason = appError.reason;
+    res.locals.rejectMessage = appError.message;
     res.locals.itemRejected = appError.form === 'item';
     if (res.headersSent) return;
     sendError(res, appError);

@@ -8,7 +8,8 @@ import { freshTrackIds } from '../ingest/track-ids.js';
 import { ingestUsers } from '../ingest/users.js';
 import type { Services } from '../services.js';
 import { accountOf, ingestAuth } from './auth.js';
-import { bulkBytes, jsonBody, singleItemBytes } from './body.js';
+import { bodyExcerpt, bulkBytes, jsonBody, singleItemBytes } from './body.js';
+import { excerptOfText, excerptOfValue } from '../ingest/excerpt.js';
 
 export const maxBulkUsers = 100;
 
@@ -59,11 +60,29 @@ export function ingestRoutes(services: Services): Router {
     res.json(body);
   }
 
-  function count(endpoint: Endpoint, results: ItemResult[]): void {
-    for (const result of results) {
-      if (result.status === 'queued') services.metrics.acceptedItems.inc({ endpoint });
-      else services.metrics.rejectedItems.inc({ endpoint, reason: result.reason });
+  /**
+   * Counts each item's result, and remembers it in the account's ingest activity: an element of a
+   * bulk request with its own JSON as excerpt, a single item with the body as sent.
+   */
+  function count(req: Request, ctx: IngestContext, results: ItemResult[], items?: unknown[]): void {
+    const { endpoint, accountId } = ctx;
+    let accepted = 0;
+    for (const [index, result] of results.entries()) {
+      if (result.status === 'queued') {
+        services.metrics.acceptedItems.inc({ endpoint });
+        accepted += 1;
+        continue;
+      }
+      services.metrics.rejectedItems.inc({ endpoint, reason: result.reason });
+      services.activity.rejected(accountId, {
+        endpoint,
+        reason: result.reason,
+        status: items ? 200 : 400,
+        message: excerptOfText(result.message).text,
+        excerpt: items ? excerptOfValue(items[index]) : (bodyExcerpt(req) ?? excerptOfValue(req.body)),
+      });
     }
+    if (accepted > 0) services.activity.accepted(accountId, endpoint, accepted);
   }
 
   const single = (endpoint: Endpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
@@ -71,7 +90,7 @@ export function ingestRoutes(services: Services): Router {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
         const result = await ingest(ctx, item);
-        count(endpoint, [result]);
+        count(req, ctx, [result]);
         if (result.status === 'error') throw invalidItem(result.message, result.reason);
         return { response: result };
       });
@@ -88,7 +107,7 @@ export function ingestRoutes(services: Services): Router {
     if (items.length > maxBulkUsers) throw badRequest(`at most ${maxBulkUsers} users per bulk request, got ${items.length}`);
     await serve(req, res, 'users/bulk', async (ctx) => {
       const results = await ingestUsers(deps, ctx, items);
-      count('users/bulk', results);
+      count(req, ctx, results, items);
       return { response: results.map(publicResult) };
     });
   });

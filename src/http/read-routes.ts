@@ -5,6 +5,7 @@ import { findLeadTimeline } from '../../projections/leads/timeline.js';
 import { decodeLiveCursor, isLiveKind, liveEvents, liveKinds } from '../../projections/track-index/live.js';
 import { describeTrackLookup, lookUpTrackId } from '../../projections/track-index/queries.js';
 import type { Services } from '../services.js';
+import { activityRoutes } from './activity-routes.js';
 import { accountOf, accountReadAuth } from './auth.js';
 import { serverTiming } from './server-timing.js';
 
@@ -87,5 +88,7 @@ export function readRoutes(services: Services): Router {
     const limit = limitOf(req, { max: maxLiveLimit });
     res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after }));
   });
+
+  router.use(activityRoutes(services));
   return router;
 }

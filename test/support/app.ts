@@ -110,6 +110,7 @@ export class TestApp {
     });
     await this.workers?.stop();
     await this.services.store.close();
+    await this.services.activity.close();
     await this.pool.end();
     if (this.ownsDatabase) {
       await esdbServers.get(this.database.name)?.close();

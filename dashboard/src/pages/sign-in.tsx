@@ -25,7 +25,9 @@ export function SignInPage({ onSignedIn, notice }: { onSignedIn: (session: Sessi
     try {
       onSignedIn(await signIn(credentials));
     } catch (failure) {
-      setError(failure);
+      // The server's reason, as a sentence: "Wrong admin token".
+      const text = failure instanceof Error ? failure.message : String(failure);
+      setError(text.charAt(0).toUpperCase() + text.slice(1));
       setBusy(false);
     }
   };

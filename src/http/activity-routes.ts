@@ -1,0 +1,43 @@
+import { Router, type Request, type Response } from 'express';
+import { badRequest } from '../errors.js';
+import { activityCounts, recentWarnings, warningGroups } from '../ingest/activity-queries.js';
+import { projectionStatus } from '../../projections/runner/status.js';
+import type { Services } from '../services.js';
+import { accountOf } from './auth.js';
+
+const defaultRecent = 100;
+const maxRecent = 1_000;
+
+function recentLimit(req: Request): number {
+  const raw = req.query.limit;
+  if (raw === undefined) return defaultRecent;
+  const limit = Number(raw);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || limit < 1 || limit > maxRecent) {
+    throw badRequest(`limit must be an integer from 1 to ${maxRecent}`);
+  }
+  return limit;
+}
+
+/**
+ * The account's ingestion warnings and overview (docs/api.md), from the ingest activity tables.
+ * Mounted by readRoutes behind accountReadAuth: every query is of the authenticated account.
+ */
+export function activityRoutes(services: Services): Router {
+  const router = Router({ mergeParams: true });
+
+  router.get('/warnings', async (_req: Request, res: Response) => {
+    res.json({ groups: await warningGroups(services.pool, accountOf(res).id) });
+  });
+
+  router.get('/warnings/recent', async (req: Request, res: Response) => {
+    const limit = recentLimit(req);
+    res.json({ warnings: await recentWarnings(services.pool, accountOf(res).id, limit) });
+  });
+
+  router.get('/overview', async (_req: Request, res: Response) => {
+    const [counts, statuses] = await Promise.all([activityCounts(services.pool, accountOf(res).id), projectionStatus(services.pool, services.store)]);
+    const lagSeconds = Math.max(0, ...statuses.map((s) => s.lagSeconds));
+    res.json({ ...counts, projections: { lagSeconds, caughtUp: statuses.every((s) => s.lagSeconds === 0) } });
+  });
+  return router;
+}

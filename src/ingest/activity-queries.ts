@@ -1,0 +1,82 @@
+import type { Pool } from '../db/pool.js';
+import * as sql from './activity-sql.js';
+import type { ActivityRow, ReasonRow, RejectedItemRow } from './activity-sql.js';
+
+/** Examples shown per reason in the warnings. */
+const examplesPerReason = 3;
+
+export interface Warning {
+  at: string;
+  endpoint: string;
+  reason: string;
+  status: number;
+  message: string;
+  excerpt: string | null;
+  truncated: boolean;
+}
+
+export interface WarningGroup {
+  reason: string;
+  count: number;
+  lastSeenAt: string;
+  examples: Omit<Warning, 'reason'>[];
+}
+
+export interface ActivityBucket {
+  start: string;
+  endpoint: string;
+  accepted: number;
+  rejected: number;
+}
+
+const iso = (at: Date | string): string => new Date(at).toISOString();
+
+const warningOf = (row: RejectedItemRow): Warning => ({
+  at: iso(row.at),
+  endpoint: row.endpoint,
+  reason: row.reason,
+  status: row.status,
+  message: row.message,
+  excerpt: row.excerpt,
+  truncated: row.truncated,
+});
+
+/** One account's rejections of the last 30 days, one group per reason, the latest seen first. */
+export async function warningGroups(pool: Pool, accountId: string): Promise<WarningGroup[]> {
+  const { rows } = await pool.query<ReasonRow>(sql.rejectionsByReason, [accountId, examplesPerReason]);
+  return rows.map((row) => ({
+    reason: row.reason,
+    count: Number(row.count),
+    lastSeenAt: iso(row.last_seen_at),
+    examples: row.examples.map((example) => ({
+      at: iso(example.at),
+      endpoint: example.endpoint,
+      status: example.status,
+      message: example.message,
+      excerpt: example.excerpt,
+      truncated: example.truncated,
+    })),
+  }));
+}
+
+/** One account's latest rejected items, newest first. */
+export async function recentWarnings(pool: Pool, accountId: string, limit: number): Promise<Warning[]> {
+  const { rows } = await pool.query<RejectedItemRow>(sql.latestRejectedItems, [accountId, limit]);
+  return rows.map(warningOf);
+}
+
+const bucketOf = (row: ActivityRow): ActivityBucket => ({
+  start: iso(row.start),
+  endpoint: row.endpoint,
+  accepted: Number(row.accepted),
+  rejected: Number(row.rejected),
+});
+
+/** One account's accepted and rejected items per minute (last 60) and per hour (last 168), oldest first. */
+export async function activityCounts(pool: Pool, accountId: string): Promise<{ perMinute: ActivityBucket[]; perHour: ActivityBucket[] }> {
+  const [minutes, hours] = await Promise.all([
+    pool.query<ActivityRow>(sql.countsPerMinute, [accountId]),
+    pool.query<ActivityRow>(sql.countsPerHour, [accountId]),
+  ]);
+  return { perMinute: minutes.rows.map(bucketOf), perHour: hours.rows.map(bucketOf) };
+}

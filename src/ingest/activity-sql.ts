@@ -1,0 +1,99 @@
+/** SQL of the ingest activity: the recorder's writes and the warnings and overview reads. */
+
+/** Counts per account, minute and endpoint, added to those already there. */
+export const addMinuteCounts = `
+  INSERT INTO ingest_activity_minutes AS m (account_id, minute, endpoint, accepted, rejected)
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::bigint[], $5::bigint[])
+  ON CONFLICT (account_id, minute, endpoint)
+  DO UPDATE SET accepted = m.accepted + EXCLUDED.accepted, rejected = m.rejected + EXCLUDED.rejected`;
+
+/** Rejections per account, hour, endpoint and reason, added to those already there. */
+export const addHourlyRejections = `
+  INSERT INTO ingest_rejections_hourly AS h (account_id, hour, endpoint, reason, count, last_seen_at)
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])
+  ON CONFLICT (account_id, hour, endpoint, reason)
+  DO UPDATE SET count = h.count + EXCLUDED.count, last_seen_at = greatest(h.last_seen_at, EXCLUDED.last_seen_at)`;
+
+/** Rejected items, in the order they were recorded (the id keeps it, also for items of one millisecond). */
+export const insertRejectedItems = `
+  INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, status, message, excerpt, truncated)
+  SELECT account_id, at, endpoint, reason, status, message, excerpt, truncated
+  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::boolean[])
+    WITH ORDINALITY AS i(account_id, at, endpoint, reason, status, message, excerpt, truncated, n)
+  ORDER BY n`;
+
+/** Keeps the latest $2 rejected items of each account of $1. */
+export const pruneRejectedItems = `
+  DELETE FROM ingest_rejected_items r
+  USING (
+    SELECT a.id AS account_id,
+           (SELECT id FROM ingest_rejected_items WHERE account_id = a.id ORDER BY id DESC OFFSET $2 - 1 LIMIT 1) AS oldest_kept
+    FROM unnest($1::uuid[]) AS a(id)
+  ) k
+  WHERE r.account_id = k.account_id AND r.id < k.oldest_kept`;
+
+/** Retention: per-minute counts 7 days, hourly rejections and rejected items 30 days. */
+export const deleteExpired = [
+  `DELETE FROM ingest_activity_minutes WHERE minute < now() - interval '7 days'`,
+  `DELETE FROM ingest_rejections_hourly WHERE hour < now() - interval '30 days'`,
+  `DELETE FROM ingest_rejected_items WHERE at < now() - interval '30 days'`,
+];
+
+export interface RejectedItemRow {
+  at: Date;
+  endpoint: string;
+  reason: string;
+  status: number;
+  message: string;
+  excerpt: string | null;
+  truncated: boolean;
+}
+
+const rejectedItemColumns = 'at, endpoint, reason, status, message, excerpt, truncated';
+
+/** One account's rejected items, the latest first. */
+export const latestRejectedItems = `
+  SELECT ${rejectedItemColumns} FROM ingest_rejected_items
+  WHERE account_id = $1 ORDER BY id DESC LIMIT $2`;
+
+export interface ReasonRow {
+  reason: string;
+  count: number;
+  last_seen_at: Date;
+  examples: RejectedItemRow[];
+}
+
+/** One account's rejections of the last 30 days by reason, each with its latest $2 items. */
+export const rejectionsByReason = `
+  SELECT g.reason, g.count, g.last_seen_at,
+         coalesce((SELECT json_agg(e ORDER BY e.id DESC) FROM (
+           SELECT id, ${rejectedItemColumns} FROM ingest_rejected_items
+           WHERE account_id = $1 AND reason = g.reason ORDER BY id DESC LIMIT $2
+         ) e), '[]') AS examples
+  FROM (
+    SELECT reason, sum(count)::bigint AS count, max(last_seen_at) AS last_seen_at
+    FROM ingest_rejections_hourly
+    WHERE account_id = $1 AND hour >= date_trunc('hour', now(), 'UTC') - interval '30 days'
+    GROUP BY reason
+  ) g
+  ORDER BY g.last_seen_at DESC, g.reason`;
+
+export interface ActivityRow {
+  start: Date;
+  endpoint: string;
+  accepted: number;
+  rejected: number;
+}
+
+/** One account's counts per minute of the last 60 minutes, oldest first. */
+export const countsPerMinute = `
+  SELECT minute AS start, endpoint, accepted, rejected FROM ingest_activity_minutes
+  WHERE account_id = $1 AND minute >= date_trunc('minute', now(), 'UTC') - interval '59 minutes'
+  ORDER BY minute, endpoint`;
+
+/** One account's counts per hour of the last 168 hours, oldest first. */
+export const countsPerHour = `
+  SELECT date_trunc('hour', minute, 'UTC') AS start, endpoint, sum(accepted)::bigint AS accepted, sum(rejected)::bigint AS rejected
+  FROM ingest_activity_minutes
+  WHERE account_id = $1 AND minute >= date_trunc('hour', now(), 'UTC') - interval '167 hours'
+  GROUP BY 1, 2 ORDER BY 1, 2`;
