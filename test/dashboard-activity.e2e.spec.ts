@@ -2,22 +2,15 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
+import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
 import { itemError, queued } from './support/replies.js';
 
 /** The Overview and Warnings pages, signed in through the form, on what the real ingest recorded. */
 
 const injection = '<img src=x onerror=alert(1)>';
-const sessionPath = '/admin/v1/session';
 /** The pages refresh every 10 s; the recorder writes once a second. */
 const refreshed = { timeout: 15_000 };
 
-async function signIn(page: Page, baseUrl: string, account: Credentials, path: string): Promise<void> {
-  await page.goto(`${baseUrl}/dashboard${path}`);
-  await page.getByLabel('License code').fill(account.licenseCode);
-  await page.getByLabel('Access token').fill(account.accessToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
 
 /** Resolves once `condition` holds, checked every 50 ms for up to 5 s. */
 async function until(condition: () => Promise<boolean>): Promise<void> {
@@ -58,9 +51,9 @@ describe('dashboard overview and warnings (e2e)', () => {
     // Opened once the counts are written, the page shows them on its first load (else 10 s later).
     await recorded<{ perMinute: { endpoint: string }[] }>('overview', (body) => body.perMinute.some((bucket) => bucket.endpoint === 'users'));
 
-    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
+    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: signInFailedLoads });
     try {
-      await signIn(page, app.baseUrl, account, '/');
+      await signInAsAccount(page, app.baseUrl, account, '/dashboard');
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
       for (const period of ['Last hour, per minute', 'Last 7 days, per hour']) {
         await totalsOf(page, period, 'events').filter({ hasText: /3\s*1$/ }).waitFor(refreshed);
@@ -101,14 +94,14 @@ describe('dashboard overview and warnings (e2e)', () => {
     itemError(await app.ingest(other, 'events', { userId: 'other-account' }));
     await recorded<{ warnings: unknown[] }>('warnings/recent', (body) => body.warnings.length === 4);
 
-    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: [sessionPath] });
+    const { page, expectNoProblems, close } = await openPage(browser, { expectedFailedLoads: signInFailedLoads });
     const dialogs: string[] = [];
     page.on('dialog', (dialog) => {
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
     try {
-      await signIn(page, app.baseUrl, account, '/warnings');
+      await signInAsAccount(page, app.baseUrl, account, '/dashboard/warnings');
       await page.getByRole('heading', { name: 'Ingestion warnings' }).waitFor();
       // The groups of the refusals of the overview test too: 1 + 3 here, all schema errors.
       const schema = page.getByRole('article', { name: 'Reason schema' });

@@ -3,20 +3,13 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser, type WatchedPage } from './support/browser.js';
+import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
 import { queued } from './support/replies.js';
 
 /** The Live events and Track lookup pages, signed in through the form, on the real API. */
 
 const injection = '<img src=x onerror=alert(1)>';
-const sessionPath = '/admin/v1/session';
 
-async function signIn(page: Page, baseUrl: string, account: Credentials, path: string): Promise<void> {
-  await page.goto(`${baseUrl}/dashboard${path}`);
-  await page.getByLabel('License code').fill(account.licenseCode);
-  await page.getByLabel('Access token').fill(account.accessToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
-}
 
 /** Fails the test on any alert, confirm or prompt: no value a client sent may run. */
 function failOnDialog(page: Page, seen: string[]): void {
@@ -55,13 +48,13 @@ describe('dashboard live events and track lookup (e2e)', () => {
 
   for (const width of [1280, 400]) {
     it(`shows new items live, pauses and resumes, filters by kind and opens a row's stored JSON at ${width} px`, async () => {
-      const watched: WatchedPage = await openPage(browser, { width, expectedFailedLoads: [sessionPath] });
+      const watched: WatchedPage = await openPage(browser, { width, expectedFailedLoads: signInFailedLoads });
       const { page } = watched;
       const dialogs: string[] = [];
       failOnDialog(page, dialogs);
       try {
         const foreign = await postEvent(other, 'Foreign');
-        await signIn(page, app.baseUrl, account, '/live');
+        await signInAsAccount(page, app.baseUrl, account, '/dashboard/live');
         await page.getByRole('heading', { name: 'Live events' }).waitFor();
 
         // Posted with the page open: listed within 2 s, newest first.
@@ -136,7 +129,7 @@ describe('dashboard live events and track lookup (e2e)', () => {
       const unknown = randomUUID();
       const foreign = await postEvent(other, 'Foreign');
       const trackPath = (id: string) => `/admin/v1/accounts/${account.licenseCode}/track/${id}`;
-      const watched = await openPage(browser, { width, expectedFailedLoads: [sessionPath, trackPath(unknown), trackPath(foreign)] });
+      const watched = await openPage(browser, { width, expectedFailedLoads: [...signInFailedLoads, trackPath(unknown), trackPath(foreign)] });
       const { page } = watched;
       const dialogs: string[] = [];
       failOnDialog(page, dialogs);
@@ -150,7 +143,7 @@ describe('dashboard live events and track lookup (e2e)', () => {
         await untilIndexed(account, again);
         await untilIndexed(account, event);
 
-        await signIn(page, app.baseUrl, account, '/track');
+        await signInAsAccount(page, app.baseUrl, account, '/dashboard/track');
         await page.getByRole('heading', { name: 'Track lookup' }).waitFor();
         const input = page.getByLabel('trackID', { exact: true });
 
