@@ -114,5 +114,5 @@ export function printLeads(rows: LeadsRow[], leads: number, requests: number): v
       rows.map((r) => [r.query, String(r.rows), r.p50Ms.toFixed(1), r.p99Ms.toFixed(1), r.p99Ms <= leadsLimitMs ? 'yes' : 'NO', r.roundTripP50Ms.toFixed(1)]),
     ),
   );
-  console.log('(server time: the reply\'s Server-Timing app;dur, from the read router to the reply; a term of 1 or 2 characters that few leads match has no trigram to look up: the list is read through)');
+  console.log('(server time: the reply\'s Server-Timing app;dur, from the read router to the reply; a term of 1 or 2 characters that few leads match has no trigram to look up: its reply walks at most 50,000 leads and gives a cursor to go on)');
 }

@@ -114,6 +114,8 @@ describe('dashboard credentials and accounts (e2e)', () => {
       const accessToken = (await shown.locator('code.secret').textContent()) as string;
       expect(await shown.textContent()).to.contain('Account Initech <b>, license code');
       await page.getByRole('row').filter({ hasText: licenseCode }).getByRole('cell', { name: 'Initech <b>', exact: true }).waitFor();
+      // The account picker offers it at once, without a reload.
+      await page.getByLabel('Account', { exact: true }).locator('option', { hasText: licenseCode }).waitFor({ state: 'attached' });
       await screenshot(page, 'accounts-1280');
       await page.setViewportSize({ width: 400, height: 800 });
       expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);

@@ -99,7 +99,14 @@ export interface NewAccount extends AccountRef {
 }
 
 export const listAccounts = () => call<{ accounts: AccountSummary[] }>('GET', '/admin/v1/accounts');
-export const createAccount = (name: string) => call<NewAccount>('POST', '/admin/v1/accounts', { name });
+/** Fires `change` when this page created an account, so that lists of accounts load again. */
+export const accountsChanged = new EventTarget();
+
+export async function createAccount(name: string): Promise<NewAccount> {
+  const created = await call<NewAccount>('POST', '/admin/v1/accounts', { name });
+  accountsChanged.dispatchEvent(new Event('change'));
+  return created;
+}
 
 // ---- access tokens ----
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { currentSession, listAccounts, onUnauthorized, signOut, type AccountSummary, type Session } from './api';
+import { accountsChanged, currentSession, listAccounts, onUnauthorized, signOut, type AccountSummary, type Session } from './api';
 import { ErrorText, PageHeading } from './components';
 import { routes } from './pages/index';
 import type { PageRoute } from './pages/page';
@@ -118,13 +118,17 @@ function AccountPicker({ picked, onPick }: { picked: string | null; onPick: (lic
   const [error, setError] = useState<unknown>(null);
 
   useEffect(() => {
-    listAccounts()
-      .then(({ accounts: found }) => {
-        setAccounts(found);
-        if (!picked && found[0]) onPick(found[0].licenseCode);
-      })
-      .catch(setError);
-  }, []);
+    const load = () =>
+      listAccounts()
+        .then(({ accounts: found }) => {
+          setAccounts(found);
+          if (!picked && found[0]) onPick(found[0].licenseCode);
+        })
+        .catch(setError);
+    void load();
+    accountsChanged.addEventListener('change', load);
+    return () => accountsChanged.removeEventListener('change', load);
+  }, [picked]);
 
   if (error) return <ErrorText error={error} />;
   if (!accounts) return <span class="picker">Loading accounts…</span>;
