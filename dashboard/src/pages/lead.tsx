@@ -20,14 +20,17 @@ function shown(value: unknown): string {
  */
 export function LeadPage({ license, params }: PageProps) {
   const id = params.id ?? '';
-  const [lead, setLead] = useState<Lead | null>(null);
+  // Kept with the id it was loaded for: on the render that follows a new id, before the effect
+  // below runs, the previous lead must not be shown under the new id.
+  const [loaded, setLoaded] = useState<{ id: string; lead: Lead } | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const lead = loaded?.id === id ? loaded.lead : null;
 
   useEffect(() => {
     if (!license) return;
-    setLead(null);
+    setLoaded(null);
     setError(null);
-    getLead(license, id).then(setLead, setError);
+    getLead(license, id).then((found) => setLoaded({ id, lead: found }), setError);
   }, [license, id]);
 
   const known = lead ? leadIdOf(lead) : id;
