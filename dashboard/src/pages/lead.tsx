@@ -28,9 +28,16 @@ export function LeadPage({ license, params }: PageProps) {
 
   useEffect(() => {
     if (!license) return;
+    let current = true;
     setLoaded(null);
     setError(null);
-    getLead(license, id).then((found) => setLoaded({ id, lead: found }), setError);
+    getLead(license, id).then(
+      (found) => current && setLoaded({ id, lead: found }),
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
   }, [license, id]);
 
   const known = lead ? leadIdOf(lead) : id;
