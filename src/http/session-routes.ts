@@ -5,6 +5,7 @@ import { sessionSeconds, type Session } from '../sessions.js';
 import { hashToken, tokenMatches } from '../token-hash.js';
 import { refuseForeignOrigin, sessionCookie, sessionIdOf } from './auth.js';
 import { jsonBody } from './body.js';
+import { SignInLimit } from './sign-in-limit.js';
 
 /** Sign-in bodies hold two short strings. */
 const signInBytes = 4 * 1024;
@@ -34,10 +35,12 @@ function credential(body: Record<string, unknown>, name: string): string {
 export function sessionRoutes(services: Services): Router {
   const router = Router();
   const session = router.route('/session');
+  const limit = new SignInLimit();
 
   session.post(...jsonBody(signInBytes), async (req: Request, res: Response) => {
     // Signing in from another site (login CSRF) would put the victim in the attacker's account.
     refuseForeignOrigin(req);
+    await limit.check(req);
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
     const fields = body as Record<string, unknown>;
@@ -47,14 +50,20 @@ export function sessionRoutes(services: Services): Router {
       if ('licenseCode' in fields || 'accessToken' in fields) throw badRequest('give either adminToken, or licenseCode and accessToken');
       const adminToken = credential(fields, 'adminToken');
       const adminHash = services.config.adminToken ? hashToken(services.config.adminToken) : null;
-      if (!adminHash || !tokenMatches(adminToken, adminHash)) throw unauthorized('wrong admin token');
+      if (!adminHash || !tokenMatches(adminToken, adminHash)) {
+        await limit.failed(req);
+        throw unauthorized('wrong admin token');
+      }
       sessionId = await services.sessions.startOperatorSession();
       started = { kind: 'operator' };
     } else {
       const licenseCode = credential(fields, 'licenseCode');
       const accessToken = credential(fields, 'accessToken');
       const found = await services.accounts.authenticate(licenseCode, accessToken);
-      if (!found) throw unauthorized('wrong license code or access token');
+      if (!found) {
+        await limit.failed(req);
+        throw unauthorized('wrong license code or access token');
+      }
       if (found.scope !== 'ingest+read') throw forbidden('this access token has scope ingest: signing in needs a token of scope ingest+read');
       sessionId = await services.sessions.startAccountSession(found.account, found.tokenId);
       started = { kind: 'account', account: found.account, tokenId: found.tokenId };

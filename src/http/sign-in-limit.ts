@@ -1,0 +1,39 @@
+import type { Request } from 'express';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppError } from '../errors.js';
+
+/** Failed sign-ins a client address may make in a window before sign-in refuses it for a while. */
+export const failedSignInsAllowed = 20;
+const windowSeconds = 10 * 60;
+
+/**
+ * Guessing an admin token or access token through the sign-in form: every failed sign-in costs the
+ * client's address a point, and an address out of points gets 429 until its window ends, even with
+ * the right credentials. Counted per process; a success does not reset the count.
+ */
+export class SignInLimit {
+  private readonly failures = new RateLimiterMemory({ points: failedSignInsAllowed, duration: windowSeconds });
+
+  /** Refuses an address that has used up its failed sign-ins. */
+  async check(req: Request): Promise<void> {
+    const state = await this.failures.get(addressOf(req));
+    if (state && state.consumedPoints >= failedSignInsAllowed) throw tooMany(state);
+  }
+
+  async failed(req: Request): Promise<void> {
+    try {
+      await this.failures.consume(addressOf(req));
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) throw outcome;
+    }
+  }
+}
+
+const addressOf = (req: Request): string => req.socket.remoteAddress ?? 'unknown';
+
+function tooMany(state: RateLimiterRes): AppError {
+  const seconds = String(Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
+  return new AppError(429, `too many failed sign-ins from this address; retry after ${seconds} s`, 'request', 'rate_limited', {
+    'Retry-After': seconds,
+  });
+}
