@@ -34,10 +34,13 @@ export interface LivePage {
   cursor: string;
 }
 
-/** A cursor is a global position, opaque to clients so that it can change. */
+/**
+ * A cursor is the track index's write order (indexed_order), not a global position: an event of a
+ * lower global position can be indexed after a higher one. Opaque to clients so that it can change.
+ */
 const encodeCursor = (position: bigint): string => Buffer.from(`live:${position}`).toString('base64url');
 
-/** The position of a cursor this API gave out; null for anything else. */
+/** The write order of a cursor this API gave out; null for anything else. */
 export function decodeLiveCursor(cursor: string): bigint | null {
   if (cursor.length > 64) return null;
   const match = /^live:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -47,15 +50,22 @@ export function decodeLiveCursor(cursor: string): bigint | null {
 }
 
 /**
- * The account's latest stored events as the track index has them, newest first; with `after`,
- * only those newer than it (the newest `limit` of them when there are more).
+ * The account's latest stored events in the order the track index wrote them, latest first; with
+ * `after`, only those indexed after it (the latest `limit` of them when there are more).
  */
 export async function liveEvents(pool: Pool, accountId: string, options: { kind?: LiveKind; limit: number; after?: bigint }): Promise<LivePage> {
-  const { rows } = await pool.query<{ track_id: string; event_type: EventType; stream_name: string; global_position: number; recorded_at: Date }>(
+  const { rows } = await pool.query<{
+    track_id: string;
+    event_type: EventType;
+    stream_name: string;
+    global_position: number;
+    recorded_at: Date;
+    indexed_order: string;
+  }>(
     latestOfAccount,
     [accountId, options.limit, options.after?.toString() ?? null, options.kind ? typesOfKind(options.kind) : null],
   );
-  const newest = rows[0] ? BigInt(rows[0].global_position) : (options.after ?? 0n);
+  const newest = rows[0] ? BigInt(rows[0].indexed_order) : (options.after ?? 0n);
   return {
     items: rows.map((row) => ({
       trackID: row.track_id,

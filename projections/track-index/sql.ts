@@ -15,11 +15,11 @@ export const trackedEvents = `SELECT event_id, stream_name, stream_position, glo
   ORDER BY global_position`;
 
 /**
- * The newest indexed events of account $1, newest first: $2 how many, $3 only those past this
- * global position (null: any), $4 only these event types (null: any). Walks the index
- * track_index_by_account from the newest row down, stopping at $3 or after $2 rows.
+ * The latest indexed events of account $1, latest first: $2 how many, $3 only those indexed after
+ * this indexed_order (null: any), $4 only these event types (null: any). Walks the index
+ * track_index_by_account from the latest row down, stopping at $3 or after $2 rows.
  */
-export const latestOfAccount = `SELECT track_id, event_type, stream_name, global_position, recorded_at FROM track_index
-  WHERE account_id = $1 AND ($3::bigint IS NULL OR global_position > $3) AND ($4::text[] IS NULL OR event_type = ANY ($4))
-  ORDER BY global_position DESC
+export const latestOfAccount = `SELECT track_id, event_type, stream_name, global_position, recorded_at, indexed_order FROM track_index
+  WHERE account_id = $1 AND ($3::bigint IS NULL OR indexed_order > $3) AND ($4::text[] IS NULL OR event_type = ANY ($4))
+  ORDER BY indexed_order DESC
   LIMIT $2`;
