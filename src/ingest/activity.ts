@@ -147,8 +147,11 @@ export class IngestActivity {
   }
 
   private async writeBatch(batch: PendingActivity): Promise<void> {
-    const minutes = [...batch.minutes.values()];
-    const hours = [...batch.hours.values()];
+    // In one order in every process: two processes adding to the same rows in different orders
+    // would deadlock, and the loser would drop its batch.
+    const byKey = <T>(keyOf: (row: T) => string) => (a: T, b: T) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
+    const minutes = [...batch.minutes.values()].sort(byKey((m) => `${m.accountId}\n${m.minute}\n${m.endpoint}`));
+    const hours = [...batch.hours.values()].sort(byKey((h) => `${h.accountId}\n${h.hour}\n${h.endpoint}\n${h.reason}`));
     const items = this.latestPerAccount(batch.items);
     const iso = (ms: number): string => new Date(ms).toISOString();
     const client = await this.db.connect();
