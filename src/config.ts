@@ -17,6 +17,8 @@ export interface Config {
   /** Bytes of ingest request bodies a process holds at once; past them requests get 503 (0: no limit). */
   inflightBodyBytes: number;
   adminToken: string | undefined;
+  /** Express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For/-Proto to believe; unset: nobody's. */
+  trustProxy: string | number | undefined;
   /** Requests per minute per account on productsevents, shared by every process. */
   productEventsPerMinute: number;
   /** Requests per minute per account on each other ingest endpoint, per process. */
@@ -40,6 +42,18 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): num
   return value;
 }
 
+/**
+ * TRUST_PROXY: a number of proxy hops, or addresses and subnets (`loopback`, `10.0.0.0/8`, comma
+ * separated) whose forwarding headers are believed. `true` (believe anyone) is refused: any client
+ * could then claim to be HTTPS or another address.
+ */
+function trustProxySetting(raw: string | undefined): string | number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (/^\d+$/.test(raw.trim())) return Number(raw.trim());
+  if (/^(true|false)$/i.test(raw.trim())) throw new Error(`TRUST_PROXY must be a number of hops or the proxies' addresses, got '${raw}'`);
+  return raw.trim();
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
@@ -51,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 64 * 1024 * 1024),
     adminToken: env.ADMIN_TOKEN || undefined,
+    trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
     queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),

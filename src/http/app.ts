@@ -41,6 +41,8 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Behind a TLS proxy: req.secure (the session cookie's Secure) and req.ip follow its headers.
+  if (services.config.trustProxy !== undefined) app.set('trust proxy', services.config.trustProxy);
 
   const isShuttingDown = options.isShuttingDown ?? (() => false);
   app.use(accessLog(services.log));

@@ -40,7 +40,6 @@ export function sessionRoutes(services: Services): Router {
   session.post(...jsonBody(signInBytes), async (req: Request, res: Response) => {
     // Signing in from another site (login CSRF) would put the victim in the attacker's account.
     refuseForeignOrigin(req);
-    await limit.check(req);
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
     const fields = body as Record<string, unknown>;
@@ -48,6 +47,7 @@ export function sessionRoutes(services: Services): Router {
     let sessionId: string;
     if ('adminToken' in fields) {
       if ('licenseCode' in fields || 'accessToken' in fields) throw badRequest('give either adminToken, or licenseCode and accessToken');
+      await limit.check(req);
       const adminToken = credential(fields, 'adminToken');
       const adminHash = services.config.adminToken ? hashToken(services.config.adminToken) : null;
       if (!adminHash || !tokenMatches(adminToken, adminHash)) {
@@ -60,10 +60,7 @@ export function sessionRoutes(services: Services): Router {
       const licenseCode = credential(fields, 'licenseCode');
       const accessToken = credential(fields, 'accessToken');
       const found = await services.accounts.authenticate(licenseCode, accessToken);
-      if (!found) {
-        await limit.failed(req);
-        throw unauthorized('wrong license code or access token');
-      }
+      if (!found) throw unauthorized('wrong license code or access token');
       if (found.scope !== 'ingest+read') throw forbidden('this access token has scope ingest: signing in needs a token of scope ingest+read');
       sessionId = await services.sessions.startAccountSession(found.account, found.tokenId);
       started = { kind: 'account', account: found.account, tokenId: found.tokenId };

@@ -2,14 +2,17 @@ import type { Request } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
 
-/** Failed sign-ins a client address may make in a window before sign-in refuses it for a while. */
+/** Failed operator sign-ins a client address may make in a window before it is refused for a while. */
 export const failedSignInsAllowed = 20;
 const windowSeconds = 10 * 60;
 
 /**
- * Guessing an admin token or access token through the sign-in form: every failed sign-in costs the
- * client's address a point, and an address out of points gets 429 until its window ends, even with
- * the right credentials. Counted per process; a success does not reset the count.
+ * Guessing the admin token (chosen by an operator, so perhaps weak) through the sign-in form: every
+ * failed operator sign-in costs the client's address (req.ip: TRUST_PROXY decides whose headers
+ * name it) a point, and an address out of points gets 429 at operator sign-in until its window
+ * ends, even with the right token. Access tokens are 256 random bits, beyond guessing: account
+ * sign-ins are not counted, so a flood of wrong ones locks no account owner out. Counted per
+ * process; a success does not reset the count.
  */
 export class SignInLimit {
   private readonly failures = new RateLimiterMemory({ points: failedSignInsAllowed, duration: windowSeconds });
@@ -29,11 +32,11 @@ export class SignInLimit {
   }
 }
 
-const addressOf = (req: Request): string => req.socket.remoteAddress ?? 'unknown';
+const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 function tooMany(state: RateLimiterRes): AppError {
   const seconds = String(Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
-  return new AppError(429, `too many failed sign-ins from this address; retry after ${seconds} s`, 'request', 'rate_limited', {
+  return new AppError(429, `too many failed operator sign-ins from this address; retry after ${seconds} s`, 'request', 'rate_limited', {
     'Retry-After': seconds,
   });
 }
