@@ -22,8 +22,3 @@ export function ErrorText({ error }: { error: unknown }) {
     </p>
   );
 }
-
-/** The body of a page not built yet. */
-export function Coming({ children }: { children: ComponentChildren }) {
-  return <p class="coming">{children}</p>;
-}
