@@ -3,7 +3,7 @@ import { AppError, badRequest, invalidItem } from '../errors.js';
 import type { Endpoint, IngestContext } from '../ingest/request.js';
 import type { ItemResult } from '../ingest/results.js';
 import { maxNestingDepth } from '../ingest/nesting.js';
-import { ingestSingle, singleItemRules, type SingleItemEndpoint } from '../ingest/single-items.js';
+import { ingestItems, ingestSingle, singleItemRules, type SingleItemEndpoint } from '../ingest/single-items.js';
 import { freshTrackIds } from '../ingest/track-ids.js';
 import { ingestUsers } from '../ingest/users.js';
 import type { Services } from '../services.js';
@@ -11,7 +11,8 @@ import { accountOf, ingestAuth } from './auth.js';
 import { bodyExcerpt, bulkBytes, jsonBody, singleItemBytes } from './body.js';
 import { excerptOfText, excerptOfValue } from '../ingest/excerpt.js';
 
-export const maxBulkUsers = 100;
+/** At most this many items in a bulk request. */
+export const maxBulkItems = 100;
 
 type PublicResult = { status: 'queued'; trackID: string } | { status: 'error'; message: string };
 
@@ -27,7 +28,7 @@ function singleObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** The five ingest endpoints of spec 4, under /v1/accounts/:license. */
+/** The ingest endpoints under /v1/accounts/:license: the five of spec 4, and a bulk form of each kind. */
 export function ingestRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
   const auth = ingestAuth(services.accounts);
@@ -85,7 +86,7 @@ export function ingestRoutes(services: Services): Router {
     if (accepted > 0) services.activity.accepted(accountId, endpoint, accepted);
   }
 
-  const single = (endpoint: Endpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
+  const single = (endpoint: 'users' | SingleItemEndpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
     router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), services.bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes), async (req, res) => {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
@@ -99,19 +100,42 @@ export function ingestRoutes(services: Services): Router {
 
   const deps = { store: services.store, validator: services.validator, registry: services.registry, identities: services.identities };
 
-  // The array of a bulk request is one level more: each user may nest as deep as a single one.
-  router.post('/users/bulk', auth, services.rateLimits.middleware('users/bulk'), services.bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, maxNestingDepth + 1), async (req, res) => {
-    const items: unknown = req.body;
-    if (!Array.isArray(items)) throw badRequest('body must be a JSON array of users');
-    if (items.length === 0) throw badRequest('body must hold at least one user');
-    if (items.length > maxBulkUsers) throw badRequest(`at most ${maxBulkUsers} users per bulk request, got ${items.length}`);
-    await serve(req, res, 'users/bulk', async (ctx) => {
-      const results = await ingestUsers(deps, ctx, items);
-      count(req, ctx, results, items);
-      return { response: results.map(publicResult) };
-    });
-  });
+  /** What a bulk request's elements are called in its messages. */
+  type BulkEndpoint = Extract<Endpoint, `${string}/bulk`>;
+  const bulkItemNames: Record<BulkEndpoint, string> = {
+    'users/bulk': 'user',
+    'events/bulk': 'event',
+    'products/bulk': 'product',
+    'productsevents/bulk': 'product event',
+  };
 
+  /**
+   * A bulk endpoint: an array of 1 to 100 items, answered 200 with one result per element in
+   * order. productsevents/bulk counts its items against the product-event limit once the body is
+   * read (so bulk cannot get round it); the others count requests, as their single endpoints do.
+   * The array is one level more: each element may nest as deep as a single item.
+   */
+  const bulk = (endpoint: BulkEndpoint, ingest: (ctx: IngestContext, items: unknown[]) => Promise<ItemResult[]>) => {
+    const limit = endpoint === 'productsevents/bulk' ? [] : [services.rateLimits.middleware(endpoint)];
+    router.post(`/${endpoint}`, auth, ...limit, services.bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, maxNestingDepth + 1), async (req, res) => {
+      const items: unknown = req.body;
+      const name = bulkItemNames[endpoint];
+      if (!Array.isArray(items)) throw badRequest(`body must be a JSON array of ${name}s`);
+      if (items.length === 0) throw badRequest(`body must hold at least one ${name}`);
+      if (items.length > maxBulkItems) throw badRequest(`at most ${maxBulkItems} ${name}s per bulk request, got ${items.length}`);
+      if (endpoint === 'productsevents/bulk') await services.rateLimits.consumeProductEvents(res, items.length);
+      await serve(req, res, endpoint, async (ctx) => {
+        const results = await ingest(ctx, items);
+        count(req, ctx, results, items);
+        return { response: results.map(publicResult) };
+      });
+    });
+  };
+
+  bulk('users/bulk', (ctx, items) => ingestUsers(deps, ctx, items));
+  bulk('events/bulk', (ctx, items) => ingestItems('events', deps, ctx, items));
+  bulk('products/bulk', (ctx, items) => ingestItems('products', deps, ctx, items));
+  bulk('productsevents/bulk', (ctx, items) => ingestItems('productsevents', deps, ctx, items));
   single('users', async (ctx, item) => (await ingestUsers(deps, ctx, [item]))[0] as ItemResult);
   for (const endpoint of Object.keys(singleItemRules) as SingleItemEndpoint[]) single(endpoint, (ctx, item) => ingestSingle(endpoint, deps, ctx, item));
   return router;

@@ -50,7 +50,7 @@ export class IngestRateLimits {
     this.others = otherPerMinute > 0 ? new RateLimiterMemory({ points: otherPerMinute, duration: windowSeconds }) : null;
   }
 
-  middleware(endpoint: Endpoint): RequestHandler {
+  middleware(endpoint: Exclude<Endpoint, 'productsevents/bulk'>): RequestHandler {
     const limiter = endpoint === 'productsevents' ? this.productEvents : this.others;
     const limit = endpoint === 'productsevents' ? this.productEventsPerMinute : this.otherPerMinute;
     if (!limiter) return (_req, _res, next) => next();
@@ -62,16 +62,46 @@ export class IngestRateLimits {
         res.set(limitHeaders(limit, result));
       } catch (outcome) {
         if (!(outcome instanceof RateLimiterRes)) throw outcome;
-        const headers = limitHeaders(limit, outcome);
-        throw new AppError(
-          429,
-          `rate limit of ${limit} requests per minute exceeded for ${endpoint}; retry after ${headers['RateLimit-Reset']} s`,
-          'request',
-          'rate_limited',
-          { ...headers, 'Retry-After': headers['RateLimit-Reset'] as string },
-        );
+        throw rateLimited(limit, outcome, `rate limit of ${limit} requests per minute exceeded for ${endpoint}`);
       }
       next();
     };
   }
+
+  /**
+   * Counts the items of a productsevents/bulk request against the account's product-event limit
+   * (the count /productsevents uses, one point an item), or refuses the request whole with 429.
+   *
+   * A refused request must not use the allowance up, and consume(key, points) adds its points even
+   * when it refuses them; past the limit it also blocks the key in memory for the rest of the
+   * window, which rewarding the points back would not undo. So the remaining points are read
+   * first and a request that does not fit is refused without consuming. Two requests racing past
+   * that read can still overshoot together; the one refused then gives its points back.
+   */
+  async consumeProductEvents(res: Response, items: number): Promise<void> {
+    const limiter = this.productEvents;
+    if (!limiter) return;
+    const limit = this.productEventsPerMinute;
+    const key = accountOf(res).id;
+    const refuse = (outcome: RateLimiterRes): AppError =>
+      rateLimited(limit, outcome, `rate limit of ${limit} product events per minute exceeded: this request has ${items}, ${Math.max(0, outcome.remainingPoints)} remain`);
+    const current = (await limiter.get(key)) ?? new RateLimiterRes(limit, windowSeconds * 1000, 0);
+    if (current.remainingPoints < items) throw refuse(current);
+    try {
+      res.set(limitHeaders(limit, await limiter.consume(key, items)));
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) throw outcome;
+      // Refused by the in-memory block, nothing was added; otherwise the points were added.
+      if (outcome.consumedPoints > 0) await limiter.reward(key, items);
+      throw refuse(outcome);
+    }
+  }
+}
+
+function rateLimited(limit: number, outcome: RateLimiterRes, message: string): AppError {
+  const headers = limitHeaders(limit, outcome);
+  return new AppError(429, `${message}; retry after ${headers['RateLimit-Reset']} s`, 'request', 'rate_limited', {
+    ...headers,
+    'Retry-After': headers['RateLimit-Reset'] as string,
+  });
 }

@@ -1,7 +1,7 @@
 import { schemaVersion, type EventMetadata } from '../eventstore/events.js';
 import type { TrackIds } from './track-ids.js';
 
-export type Endpoint = 'users' | 'users/bulk' | 'events' | 'products' | 'productsevents';
+export type Endpoint = 'users' | 'users/bulk' | 'events' | 'events/bulk' | 'products' | 'products/bulk' | 'productsevents' | 'productsevents/bulk';
 
 /** What a command knows about the request it serves. */
 export interface IngestContext {

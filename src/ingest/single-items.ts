@@ -101,7 +101,7 @@ export type SingleItemEndpoint = keyof typeof singleItemRules;
 
 const productIdOf = (item: unknown): unknown => (typeof item === 'object' && item !== null ? (item as { productId?: unknown }).productId : undefined);
 
-function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown): Decision {
+function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown, index: number): Decision {
   if (rule.productId === 'first' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema');
   const validation = deps.validator.validate(rule.schema, item);
   if (!validation.ok) return rejected(validation.message, 'schema');
@@ -110,21 +110,32 @@ function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: 
   if (rule.productId === 'after schema' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema');
   const identity = checkIdentities(rule.identities(valid));
   if (identity) return identity;
-  const trackId = ctx.trackIds(0);
+  const trackId = ctx.trackIds(index);
   const event: NewEvent = { ...rule.event(valid, ctx), id: trackId, stream: rule.stream(ctx.accountId, valid), metadata: metadataFor(ctx, trackId) };
   return { trackId, events: [event] };
 }
 
-type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown) => Decision;
+type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown, index: number) => Decision;
 
 const deciders: Record<SingleItemEndpoint, Decide> = {
-  events: (deps, ctx, item) => decide(singleItemRules.events, deps, ctx, item),
-  products: (deps, ctx, item) => decide(singleItemRules.products, deps, ctx, item),
-  productsevents: (deps, ctx, item) => decide(singleItemRules.productsevents, deps, ctx, item),
+  events: (deps, ctx, item, index) => decide(singleItemRules.events, deps, ctx, item, index),
+  products: (deps, ctx, item, index) => decide(singleItemRules.products, deps, ctx, item, index),
+  productsevents: (deps, ctx, item, index) => decide(singleItemRules.productsevents, deps, ctx, item, index),
 };
+
+/**
+ * Checks each item of a single-event endpoint (one, or the elements of its bulk request) and
+ * stores the events of those that pass in one append: one result per item, in order.
+ */
+export async function ingestItems(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
+  return appendDecisions(
+    deps.store,
+    items.map((item, index) => deciders[endpoint](deps, ctx, item, index)),
+  );
+}
 
 /** Checks one item of a single-event endpoint and, if it passes, stores its event. */
 export async function ingestSingle(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, item: unknown): Promise<ItemResult> {
-  const [result] = await appendDecisions(deps.store, [deciders[endpoint](deps, ctx, item)]);
+  const [result] = await ingestItems(endpoint, deps, ctx, [item]);
   return result as ItemResult;
 }
