@@ -245,7 +245,7 @@ export const recentWarnings = (license: string, limit?: number) =>
 
 // ---- overview ----
 
-export type IngestEndpoint = 'users' | 'users/bulk' | 'events' | 'products' | 'productsevents';
+export type IngestEndpoint = 'users' | 'users/bulk' | 'events' | 'events/bulk' | 'products' | 'products/bulk' | 'productsevents' | 'productsevents/bulk';
 
 export interface TrafficBucket {
   start: string;

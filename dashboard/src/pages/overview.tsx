@@ -7,13 +7,16 @@ import { TrafficChart, type ChartSeries } from '../components/traffic-chart';
 import type { PageProps } from './page';
 
 const refreshMs = 10_000;
-const endpoints: IngestEndpoint[] = ['users', 'users/bulk', 'events', 'products', 'productsevents'];
+const endpoints: IngestEndpoint[] = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'];
 const colors: Record<IngestEndpoint, string> = {
   users: '#1a5fb4',
   'users/bulk': '#613583',
   events: '#26a269',
+  'events/bulk': '#1c7549',
   products: '#c64600',
+  'products/bulk': '#8f3300',
   productsevents: '#865e3c',
+  'productsevents/bulk': '#5e4129',
 };
 
 /** The account's traffic per minute (last hour) and per hour (7 days), and how far behind the projections are. */
