@@ -5,15 +5,8 @@ import type { ActivityRow, ReasonRow, RejectedItemRow } from './activity-sql.js'
 /** Examples shown per reason in the warnings. */
 const examplesPerReason = 3;
 
-export interface Warning {
-  at: string;
-  endpoint: string;
-  reason: string;
-  status: number;
-  message: string;
-  excerpt: string | null;
-  truncated: boolean;
-}
+/** A rejected item as the warnings show it: its row, with the time as ISO text. */
+export type Warning = Omit<RejectedItemRow, 'at'> & { at: string };
 
 export interface WarningGroup {
   reason: string;

@@ -4,15 +4,15 @@ import { ErrorText, PageHeading } from '../components';
 import { CopyButton } from '../components/copy-button';
 import { ScrollBox } from '../components/scroll-box';
 import { ShownOnce } from '../components/shown-once';
+import { useAction } from '../components/use-action';
 import { When } from '../components/when';
 import type { PageProps } from './page';
 
 /** Every account (operators only), oldest first, and a form to create one. */
 export function AccountsPage(_props: PageProps) {
   const [accounts, setAccounts] = useState<AccountSummary[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<NewAccount | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   const reload = () =>
     listAccounts().then(
@@ -27,17 +27,11 @@ export function AccountsPage(_props: PageProps) {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const name = String(new FormData(form).get('name') ?? '').trim();
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       setCreated(await createAccount(name));
       form.reset();
       await reload();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

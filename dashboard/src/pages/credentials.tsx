@@ -5,6 +5,7 @@ import { ConfirmButton } from '../components/confirm-button';
 import { CopyButton } from '../components/copy-button';
 import { ScrollBox } from '../components/scroll-box';
 import { ShownOnce } from '../components/shown-once';
+import { useAction } from '../components/use-action';
 import { When } from '../components/when';
 import type { PageProps } from './page';
 
@@ -58,9 +59,8 @@ export function CredentialsPage({ license }: PageProps) {
 
 function Tokens({ license }: { license: string }) {
   const [tokens, setTokens] = useState<AccessToken[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<(AccessToken & { accessToken: string }) | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   const reload = () =>
     listTokens(license).then(
@@ -78,33 +78,20 @@ function Tokens({ license }: { license: string }) {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
     const fields = new FormData(form);
-    setBusy(true);
-    setError(null);
-    try {
+    await run(async () => {
       const made = await createToken(license, { label: String(fields.get('label') ?? ''), scope: String(fields.get('scope')) as TokenScope });
       setCreated(made);
       form.reset();
       await reload();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
-  const revoke = async (id: string) => {
-    setBusy(true);
-    setError(null);
-    try {
+  const revoke = (id: string) =>
+    run(async () => {
       await revokeToken(license, id);
       if (created?.id === id) setCreated(null);
       await reload();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   return (
     <section aria-labelledby="tokens-heading">

@@ -3,6 +3,7 @@ import { listProjections, rebuildProjection, retryParked, type ProjectionStatus,
 import { ErrorText, PageHeading } from '../components';
 import { formatCount, formatSeconds, formatTime } from '../components/format';
 import { usePolling } from '../components/polling';
+import { useAction } from '../components/use-action';
 import type { PageProps } from './page';
 
 /** The status is read every second while a rebuild is under way, else every 10 seconds. */
@@ -103,23 +104,15 @@ function rebuildText(status: ProjectionStatus): string {
 function ProjectionActions({ status, onChanged }: { status: ProjectionStatus; onChanged: () => void }) {
   const name = status.projection;
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const { busy, error, run } = useAction();
   const [retried, setRetried] = useState<string | null>(null);
   const rebuilding = underWay(status.rebuild);
 
-  const act = async (action: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
+  const act = (action: () => Promise<void>) =>
+    run(async () => {
       await action();
       onChanged();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const rebuild = () =>
     act(async () => {
