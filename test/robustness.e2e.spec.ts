@@ -50,7 +50,7 @@ describe('robustness: odd input and a hung store (e2e)', () => {
       body: Buffer.from('this is not gzip'),
     });
     expect(corrupt.status).to.equal(400);
-    expect(await corrupt.json()).to.deep.equal({ error: 'bad request: the request could not be read', code: 400 });
+    expect(await corrupt.json()).to.deep.equal({ error: 'body is not valid gzip data (Content-Encoding: gzip): incorrect header check', code: 400 });
   });
 
   it('answers 503 when the database stops answering, and recovers when it answers again', async () => {

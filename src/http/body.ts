@@ -9,6 +9,24 @@ import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 export const singleItemBytes = 1024 * 1024;
 export const bulkBytes = 5 * 1024 * 1024;
 
+/**
+ * The Content-Encodings a JSON body may come in: body-parser inflates them as it reads, and the
+ * body limit applies to the inflated bytes. Any other (zstd too, which only some Node versions
+ * inflate; a list such as `gzip, br`) gets 415.
+ */
+export const bodyEncodings: readonly string[] = ['identity', 'gzip', 'deflate', 'br'];
+
+/** The request's Content-Encoding, lowercased; `identity` when none is given. */
+export function contentEncodingOf(req: Request): string {
+  return (req.get('content-encoding') || 'identity').trim().toLowerCase();
+}
+
+/** Whether the body is sent compressed: what it holds once read is then known only by reading it. */
+export const sentCompressed = (req: Request): boolean => contentEncodingOf(req) !== 'identity';
+
+/** A decompression error of node:zlib (corrupt or truncated data): it has an errno, body-parser's own errors a `type`. */
+const isZlibError = (error: unknown): error is Error => typeof (error as { errno?: unknown }).errno === 'number' && !(error as { type?: unknown }).type;
+
 /** `1mb`, `64kb`: a limit as the 413 reply names it. */
 const limitText = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)}mb` : `${bytes / 1024}kb`);
 
@@ -52,7 +70,9 @@ function reparsed(req: Request): unknown {
 }
 
 /**
- * JSON bodies only: anything else is 415; size, syntax and encoding errors become form A replies.
+ * JSON bodies only: anything else is 415, as is a Content-Encoding other than those of
+ * `bodyEncodings`; size, syntax, compression and encoding errors become form A replies. `limit` is
+ * of the decompressed bytes: a compressed body is inflated only until it passes the limit (413).
  * `maxDepth` is the nesting the body may have: checked before anything else walks it.
  */
 export function jsonBody(limit: number, maxDepth = maxNestingDepth): RequestHandler[] {
@@ -61,6 +81,9 @@ export function jsonBody(limit: number, maxDepth = maxNestingDepth): RequestHand
     (req: Request, _res: Response, next: NextFunction) => {
       if (!req.is('application/json')) {
         throw new AppError(415, 'Content-Type must be application/json', 'request', 'unsupported_media_type');
+      }
+      if (!bodyEncodings.includes(contentEncodingOf(req))) {
+        throw new AppError(415, `Content-Encoding must be one of ${bodyEncodings.join(', ')}`, 'request', 'unsupported_media_type');
       }
       next();
     },
@@ -79,7 +102,15 @@ export function jsonBody(limit: number, maxDepth = maxNestingDepth): RequestHand
           return next();
         }
         const type = (error as { type?: string }).type;
-        if (type === 'entity.too.large') return next(new AppError(413, `body is larger than ${limitText(limit)}`, 'request', 'too_large'));
+        const encoding = contentEncodingOf(req);
+        if (type === 'entity.too.large') {
+          const inflated = encoding === 'identity' ? '' : ' once decompressed';
+          return next(new AppError(413, `body is larger than ${limitText(limit)}${inflated}`, 'request', 'too_large'));
+        }
+        if (isZlibError(error) && encoding !== 'identity') {
+          // zlib's own words ("incorrect header check", "unexpected end of file") say what is wrong.
+          return next(new AppError(400, `body is not valid ${encoding} data (Content-Encoding: ${encoding}): ${error.message}`, 'request', 'corrupt_compression'));
+        }
         if (type === 'entity.parse.failed') return next(new AppError(400, 'body is not valid JSON', 'request', 'malformed_json'));
         if (type === 'encoding.invalid') return next(new AppError(400, 'body is not valid UTF-8', 'request', 'invalid_utf8'));
         if (type === 'encoding.unsupported' || type === 'charset.unsupported') {

@@ -37,8 +37,8 @@ export interface PostOptions {
   /** The Authorization header as sent; default `Bearer <token>`. */
   authorization?: string | null;
   headers?: Record<string, string>;
-  /** Raw body text instead of JSON. */
-  raw?: string;
+  /** Raw body text (or bytes, such as a gzip stream) instead of JSON. */
+  raw?: string | Uint8Array;
 }
 
 /**

@@ -1,0 +1,189 @@
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import { bulkBytes, singleItemBytes } from '../src/http/body.js';
+import { servedApp, type Credentials, type PostOptions, type Reply, type TestApp } from './support/app.js';
+import { bulkResults, itemError, queued, requestError, storesNothing } from './support/replies.js';
+
+/** Compressed request bodies (docs/api.md, Compressed bodies): Content-Encoding gzip, deflate and br. */
+
+const compressors: Record<string, (bytes: Buffer) => Buffer> = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+
+const compressed = (encoding: string, body: unknown): PostOptions => ({
+  raw: (compressors[encoding] as (bytes: Buffer) => Buffer)(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body))),
+  headers: { 'content-encoding': encoding },
+});
+
+/** JSON text of exactly `bytes` bytes: `json` padded with spaces, which JSON allows and gzip shrinks to nothing. */
+const padded = (json: string, bytes: number): string => json + ' '.repeat(bytes - Buffer.byteLength(json));
+
+const oneItemOfEachKind: Record<string, unknown> = {
+  users: { userId: 'u1', firstName: 'Ann', attributes: { level: 'gold' } },
+  events: { userId: 'u1', eventName: 'signup', eventData: { plan: 'pro' } },
+  products: { productId: 'p1', properties: { colour: 'red' } },
+  productsevents: { productId: 'p1', userId: null, eventName: 'view', eventData: { page: 2 } },
+};
+
+async function bytesInFlight(app: TestApp): Promise<number> {
+  const page = (await app.get<string>('/metrics')).body;
+  return Number(/^tracking_http_body_bytes_in_flight (\d+)/m.exec(page)?.[1] ?? NaN);
+}
+
+async function untilInFlight(app: TestApp, bytes: number): Promise<void> {
+  for (let tries = 0; (await bytesInFlight(app)) !== bytes; tries += 1) {
+    if (tries > 500) throw new Error(`never ${bytes} bytes in flight, but ${await bytesInFlight(app)}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('compressed request bodies (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  servedApp((started) => ({ app, account } = started));
+
+  it('stores a gzip body on every ingest endpoint, single and bulk, as the same body sent plain', async () => {
+    for (const [kind, item] of Object.entries(oneItemOfEachKind)) {
+      queued(await app.ingest(account, kind, undefined, compressed('gzip', item)));
+      const results = bulkResults(await app.ingest(account, `${kind}/bulk`, undefined, compressed('gzip', [item, item])));
+      expect(results.map((result) => result.status), kind).to.deep.equal(['queued', 'queued']);
+    }
+    queued(await app.ingest(account, 'events', oneItemOfEachKind.events));
+    const tracked = (await app.events()).filter((event) => event.event_type === 'EventTracked');
+    expect(tracked).to.have.length(4);
+    // The first came gzip, the last plain; eventTimeUtc is each one's receipt.
+    const sent = (data: Record<string, unknown> | undefined) => ({ ...data, eventTimeUtc: undefined });
+    expect(sent(tracked[0]?.data)).to.deep.equal(sent(tracked[3]?.data));
+  });
+
+  it('reads deflate and br bodies as well, and takes identity (or an empty header) as no encoding', async () => {
+    for (const encoding of ['deflate', 'br', 'GZIP']) {
+      queued(await app.ingest(account, 'events', undefined, compressed(encoding.toLowerCase(), oneItemOfEachKind.events)));
+    }
+    for (const encoding of ['identity', '']) {
+      queued(await app.ingest(account, 'events', oneItemOfEachKind.events, { headers: { 'content-encoding': encoding } }));
+    }
+  });
+
+  it('answers any other Content-Encoding with 415 form A naming the accepted ones, and stores nothing', async () => {
+    await storesNothing(app, async () => {
+      for (const encoding of ['zstd', 'compress', 'x-gzip', 'gzip, br', 'gzip, gzip']) {
+        for (const [endpoint, body] of [['events', oneItemOfEachKind.events], ['events/bulk', [oneItemOfEachKind.events]]] as const) {
+          const refused = await app.ingest(account, endpoint, undefined, { ...compressed('gzip', body), headers: { 'content-encoding': encoding } });
+          expect(requestError(refused, 415), `${endpoint} ${encoding}`).to.equal('Content-Encoding must be one of identity, gzip, deflate, br');
+        }
+      }
+    });
+  });
+
+  it('applies the 1 MiB and 5 MiB limits to the decompressed bytes, whatever the compressed size', async () => {
+    const event = JSON.stringify(oneItemOfEachKind.events);
+    const single = (bytes: number) => app.ingest(account, 'events', undefined, compressed('gzip', padded(event, bytes)));
+    const bulk = (bytes: number) => app.ingest(account, 'events/bulk', undefined, compressed('gzip', padded(`[${event}]`, bytes)));
+    expect(gzipSync(padded(event, singleItemBytes + 1)).length).to.be.below(10_000);
+
+    queued(await single(singleItemBytes));
+    expect(requestError(await single(singleItemBytes + 1), 413)).to.equal('body is larger than 1mb once decompressed');
+    expect(bulkResults(await bulk(bulkBytes))).to.have.length(1);
+    expect(requestError(await bulk(bulkBytes + 1), 413)).to.equal('body is larger than 5mb once decompressed');
+  });
+
+  it('refuses a gzip bomb of 1 GiB with 413 as soon as it inflates past the limit, and goes on serving', async () => {
+    // Concatenated gzip members are one gzip stream: 16 × 64 MiB of spaces in about 1 MB.
+    const member = gzipSync(Buffer.alloc(64 * 1024 * 1024, ' '));
+    const bomb = Buffer.concat(Array.from({ length: 16 }, () => member));
+    expect(bomb.length).to.be.below(2 * 1024 * 1024);
+    for (const endpoint of ['events', 'events/bulk']) {
+      const reply = await app.ingest(account, endpoint, undefined, { raw: bomb, headers: { 'content-encoding': 'gzip' } });
+      expect(requestError(reply, 413), endpoint).to.match(/^body is larger than \dmb once decompressed$/);
+    }
+    queued(await app.ingest(account, 'events', undefined, compressed('gzip', oneItemOfEachKind.events)));
+  });
+
+  it('answers a corrupt or truncated compressed body with 400 form A naming the problem, and stores nothing', async () => {
+    const whole = gzipSync(JSON.stringify(oneItemOfEachKind.events));
+    const cases: [string, Buffer, string][] = [
+      ['gzip', Buffer.from('{"userId":"u1","eventName":"not compressed"}'), 'body is not valid gzip data (Content-Encoding: gzip): incorrect header check'],
+      ['gzip', whole.subarray(0, whole.length - 12), 'body is not valid gzip data (Content-Encoding: gzip): unexpected end of file'],
+      ['deflate', Buffer.from('not deflate'), 'body is not valid deflate data (Content-Encoding: deflate): incorrect header check'],
+    ];
+    await storesNothing(app, async () => {
+      for (const [encoding, raw, message] of cases) {
+        expect(requestError(await app.ingest(account, 'events', undefined, { raw, headers: { 'content-encoding': encoding } }), 400)).to.equal(message);
+      }
+      const notBrotli = await app.ingest(account, 'events/bulk', undefined, { raw: Buffer.from('\u00ff\u00ff not brotli'), headers: { 'content-encoding': 'br' } });
+      expect(requestError(notBrotli, 400)).to.match(/^body is not valid br data \(Content-Encoding: br\): \S/);
+    });
+  });
+
+  it('keeps the decompressed text as the body excerpt of a refused compressed item', async () => {
+    const body = JSON.stringify({ userId: 'u1', eventData: { why: 'no eventName' } });
+    expect(itemError(await app.ingest(account, 'events', undefined, compressed('gzip', body)))).to.contain('eventName');
+    expect(requestError(await app.ingest(account, 'events', undefined, compressed('gzip', '{"userId":')), 400)).to.equal('body is not valid JSON');
+    const path = `/admin/v1/accounts/${account.licenseCode}/warnings/recent`;
+    type Warnings = { warnings: { excerpt: string | null; reason: string }[] };
+    let reply: Reply<Warnings>;
+    for (let tries = 0; ; tries += 1) {
+      reply = await app.get<Warnings>(path, `Bearer ${account.accessToken}`);
+      if (reply.body.warnings.length === 2 || tries > 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(reply.body.warnings.map((w) => [w.reason, w.excerpt])).to.have.deep.members([
+      ['schema', body],
+      ['malformed_json', '{"userId":'],
+    ]);
+  });
+
+  it('takes a compressed repeat of a plain request under the same Idempotency-Key as the same body', async () => {
+    const headers = { 'idempotency-key': 'batch-1' };
+    const first = queued(await app.ingest(account, 'events', oneItemOfEachKind.events, { headers }));
+    const again = await app.ingest(account, 'events', undefined, { ...compressed('gzip', oneItemOfEachKind.events), headers: { ...headers, 'content-encoding': 'gzip' } });
+    expect(queued(again)).to.equal(first);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+  });
+});
+
+describe('compressed request bodies and the body budget (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  const budget = 3 * 1024 * 1024;
+  servedApp((started) => ({ app, account } = started), { config: { inflightBodyBytes: budget } });
+
+  /** Starts a gzip /events request that stops halfway through its (small) body. */
+  function halfSent(body: Buffer): { req: ClientRequest; reply: Promise<number> } {
+    const url = new URL(`${app.baseUrl}/v1/accounts/${account.licenseCode}/events`);
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${account.accessToken}`,
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': body.length,
+      },
+    });
+    const reply = new Promise<number>((resolve, reject) => {
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+    });
+    req.write(body.subarray(0, body.length / 2));
+    return { req, reply };
+  }
+
+  it('reserves the route limit for a compressed body, not its Content-Length, and gives it back after the reply', async () => {
+    const body = gzipSync(JSON.stringify(oneItemOfEachKind.events));
+    expect(body.length).to.be.below(100);
+    const first = halfSent(body);
+    await untilInFlight(app, singleItemBytes);
+    // A second 1 MiB would put the account past half the budget: refused before anything is read.
+    const refused = await app.ingest(account, 'events', undefined, compressed('gzip', oneItemOfEachKind.events));
+    expect(requestError(refused, 503)).to.match(/nothing was stored, retry/);
+    expect(refused.headers.get('retry-after')).to.equal('1');
+    // A plain body reserves its Content-Length, which fits.
+    queued(await app.ingest(account, 'events', oneItemOfEachKind.events));
+    first.req.end(body.subarray(body.length / 2));
+    expect(await first.reply).to.equal(200);
+    await untilInFlight(app, 0);
+  });
+});
