@@ -14,6 +14,8 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY projections ./projections
 COPY dashboard ./dashboard
+# The OpenAPI document (dist/openapi.json) is built from the JSON Schemas.
+COPY schemas ./schemas
 RUN npm run build
 
 # ---- runtime: production dependencies and the compiled code ----
@@ -29,6 +31,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/projections ./dist/projections
+# Served at /openapi.json (src/paths.ts: dist/openapi.json).
+COPY --from=build /app/dist/openapi.json ./dist/openapi.json
 # The dashboard, served by the API from dashboard/dist (relative to dist/src/paths.js).
 COPY --from=build /app/dashboard/dist ./dashboard/dist
 # Read at run time, relative to dist/src/paths.js: the JSON Schemas and the SQL migrations.

@@ -7,3 +7,5 @@ export const schemasDir = resolve(projectRoot, 'schemas');
 export const migrationsDir = resolve(projectRoot, 'migrations');
 /** The built dashboard (`npm run build`): index.html and assets/. */
 export const dashboardDistDir = resolve(projectRoot, 'dashboard', 'dist');
+/** The OpenAPI document, written by `npm run build` (src/openapi/write.ts) and served at /openapi.json. */
+export const openApiDocumentPath = resolve(projectRoot, 'dist', 'openapi.json');

@@ -4,6 +4,7 @@ import { adminRoutes } from './admin-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
+import { openApiRoutes } from './openapi-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
@@ -68,6 +69,7 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   });
 
   app.use(opsRoutes(services, isShuttingDown));
+  app.use(openApiRoutes());
   app.use('/v1/accounts/:license', ingestRoutes(services));
   app.use('/admin/v1', sessionRoutes(services));
   app.use('/admin/v1/accounts/:license', tokenRoutes(services));

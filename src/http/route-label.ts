@@ -33,6 +33,7 @@ export const routePatterns: readonly string[] = [
   '/livez',
   '/readyz',
   '/metrics',
+  '/openapi.json',
   '/',
   '/dashboard',
   // Before the wildcard, which would take it too.

@@ -1,0 +1,194 @@
+import { liveKinds } from '../../projections/track-index/live.js';
+import { limitParameter, responseRef, retryAfter, serverTiming, setCookie } from './components.js';
+import { schemaRef, type JsonObject } from './json.js';
+import { jsonReply, type OperationDoc } from './operation.js';
+
+/** Sessions, accounts, access tokens, the read API and the projections (docs/api.md), under /admin/v1. */
+
+const query = (name: string, description: string, schema: JsonObject = { type: 'string' }): JsonObject => ({ name, in: 'query', required: false, description, schema });
+const accounts = '/admin/v1/accounts/:license';
+const noContent = (description: string, headers?: JsonObject): JsonObject => (headers ? { description, headers } : { description });
+
+const read = (path: string, operationId: string, summary: string, description: string, schema: string, more: Partial<OperationDoc> = {}): OperationDoc => ({
+  method: 'get',
+  path: `${accounts}/${path}`,
+  operationId,
+  tag: 'Read API',
+  summary,
+  description,
+  access: 'account',
+  usesStore: true,
+  responses: { 200: jsonReply(summary, schemaRef(schema), serverTiming) },
+  ...more,
+});
+
+export const sessionOperations: OperationDoc[] = [
+  {
+    method: 'post',
+    path: '/admin/v1/session',
+    operationId: 'sign-in',
+    tag: 'Sessions',
+    summary: 'Sign in (the dashboard)',
+    description:
+      'With a license code and an access token of scope `ingest+read`, or with the admin token; sets the session cookie and ends the session the browser held. ' +
+      'Must not come with an `Origin` naming another host (403). A client address with 20 failed operator sign-ins within 10 minutes gets 429 at operator sign-in until its window ends.',
+    access: 'public',
+    usesStore: true,
+    body: { schema: schemaRef('SignIn'), description: 'JSON of at most 4 KB.' },
+    responses: {
+      200: jsonReply('Signed in; the cookie is set.', schemaRef('Session'), setCookie),
+      401: responseRef('Unauthorized'),
+      403: responseRef('Forbidden'),
+      429: { description: 'Too many failed operator sign-ins from this address.', headers: retryAfter, content: { 'application/json': { schema: schemaRef('ErrorReply') } } },
+    },
+  },
+  {
+    method: 'get',
+    path: '/admin/v1/session',
+    operationId: 'get-session',
+    tag: 'Sessions',
+    summary: 'The current session',
+    access: 'public',
+    security: [{ session: [] }],
+    usesStore: true,
+    responses: { 200: jsonReply('The session of the cookie.', schemaRef('Session')), 401: responseRef('Unauthorized') },
+  },
+  {
+    method: 'delete',
+    path: '/admin/v1/session',
+    operationId: 'sign-out',
+    tag: 'Sessions',
+    summary: 'Sign out',
+    description: 'Ends the session and clears the cookie (204 too without a session).',
+    access: 'public',
+    security: [{ session: [] }, {}],
+    usesStore: true,
+    responses: { 204: noContent('Signed out; the cookie is cleared.', setCookie), 403: responseRef('Forbidden') },
+  },
+];
+
+export const accountOperations: OperationDoc[] = [
+  {
+    method: 'get',
+    path: '/admin/v1/accounts',
+    operationId: 'list-accounts',
+    tag: 'Accounts',
+    summary: 'Every account',
+    access: 'operator',
+    usesStore: true,
+    responses: { 200: jsonReply('The accounts, oldest first.', schemaRef('AccountList')) },
+  },
+  {
+    method: 'post',
+    path: '/admin/v1/accounts',
+    operationId: 'create-account',
+    tag: 'Accounts',
+    summary: 'Create an account',
+    description: 'Its license code and first access token (scope `ingest+read`, label `initial`) are in the reply, shown once.',
+    access: 'operator',
+    usesStore: true,
+    body: { schema: schemaRef('NewAccount'), description: 'JSON of at most 64 KB.', examples: { acme: { summary: 'An account', value: { name: 'Acme' } } } },
+    responses: { 201: jsonReply('Created.', schemaRef('CreatedAccount')) },
+  },
+  {
+    method: 'get',
+    path: `${accounts}/tokens`,
+    operationId: 'list-tokens',
+    tag: 'Access tokens',
+    summary: "The account's active access tokens",
+    access: 'account',
+    usesStore: true,
+    responses: { 200: jsonReply('Oldest first; never the tokens themselves.', schemaRef('AccessTokenList')) },
+  },
+  {
+    method: 'post',
+    path: `${accounts}/tokens`,
+    operationId: 'create-token',
+    tag: 'Access tokens',
+    summary: 'Make an access token',
+    description: 'An account holds up to 20 active tokens (409 past that).',
+    access: 'account',
+    usesStore: true,
+    body: {
+      schema: schemaRef('NewAccessToken'),
+      description: 'JSON of at most 4 KB.',
+      examples: { shop: { summary: 'A token that only posts items', value: { label: 'web shop', scope: 'ingest' } } },
+    },
+    responses: { 201: jsonReply('Made; the token is shown this once.', schemaRef('CreatedAccessToken')), 409: responseRef('Conflict') },
+  },
+  {
+    method: 'delete',
+    path: `${accounts}/tokens/:id`,
+    operationId: 'revoke-token',
+    tag: 'Access tokens',
+    summary: 'Revoke an access token',
+    description: 'Refused at once in this process, within 30 seconds in the others. The last active token cannot go (409); unknown, revoked or another account\'s: 404.',
+    access: 'account',
+    usesStore: true,
+    responses: { 204: noContent('Revoked.'), 409: responseRef('Conflict') },
+  },
+];
+
+export const readOperations: OperationDoc[] = [
+  read('leads', 'list-leads', 'Leads, newest first', 'A page of leads, with the cursor of the next. A `q` of 1 or 2 characters walks at most 50,000 leads a request: its page may be short, even empty, with a `nextCursor` to go on.', 'LeadPage', {
+    parameters: [
+      query('q', 'Finds ids, email and names (case-insensitive, anywhere in the text); at most 200 characters.', { type: 'string', maxLength: 200 }),
+      query('kind', '`known` (has a userId) or `anonymous`.', { enum: ['known', 'anonymous'] }),
+      limitParameter(500, 50),
+      query('cursor', 'The `nextCursor` of an earlier page.'),
+    ],
+  }),
+  read('leads/:id', 'get-lead', 'One lead', 'By userId or anonymousId; a merged anonymousId gives its known user.', 'Lead'),
+  read('leads/:id/events', 'list-lead-events', "A lead's events, latest first", 'Also those of anonymous profiles merged into it.', 'LeadEvents', { parameters: [limitParameter(500, 50)] }),
+  read('leads/:id/timeline', 'get-lead-timeline', "A lead's timeline, latest first", 'Profiles sent for it (and for anonymous ids merged into it) and its events, as the track index has them.', 'Timeline', {
+    parameters: [limitParameter(500, 100)],
+  }),
+  read('track/:trackID', 'look-up-track-id', 'The stored events of a trackID', 'Type, stream, positions, data and metadata of each, and their streams up to them (as `tracking audit --json`). Unknown, another account\'s, or not a UUID: 404.', 'TrackLookup'),
+  read('live', 'list-live-events', "The account's latest stored items", 'Newest first; poll with the `cursor` of the previous reply as `after`.', 'LivePage', {
+    parameters: [
+      query('kind', 'Only items of this endpoint (empty: all).', { enum: [...liveKinds, ''] }),
+      limitParameter(200, 50),
+      query('after', 'A `cursor` of an earlier reply: only items indexed since.'),
+    ],
+  }),
+  read('warnings', 'get-warning-groups', 'Refused items by reason', 'Counts over 30 days with the latest 3 examples of each reason.', 'WarningGroups'),
+  read('warnings/recent', 'list-recent-warnings', 'The latest refused items', 'Newest first, with the message the client got and a body excerpt.', 'RecentWarnings', {
+    parameters: [limitParameter(1000, 100)],
+  }),
+  read('overview', 'get-overview', 'Accepted and rejected items per endpoint', 'Per minute over the last hour and per hour over 7 days, and how far behind the projections are.', 'Overview'),
+];
+
+const projection = (action: 'rebuild' | 'retry', summary: string, description: string, success: JsonObject): OperationDoc => ({
+  method: 'post',
+  path: `/admin/v1/projections/:name/${action}`,
+  operationId: `${action}-projection`,
+  tag: 'Projections',
+  summary,
+  description,
+  access: 'operator',
+  usesStore: true,
+  responses: { ...success, 404: responseRef('NotFound'), 409: responseRef('Conflict') },
+});
+
+export const projectionOperations: OperationDoc[] = [
+  {
+    method: 'get',
+    path: '/admin/v1/projections',
+    operationId: 'list-projections',
+    tag: 'Projections',
+    summary: "The projections' status",
+    description: 'Checkpoint, lag, active and standby workers, parked events and rebuild of each.',
+    access: 'operator',
+    usesStore: true,
+    responses: { 200: jsonReply('One status per projection.', schemaRef('ProjectionStatusList')) },
+  },
+  projection(
+    'rebuild',
+    'Ask for a rebuild',
+    'The active worker empties the read models and replays the store; follow it in the status. While one is requested or running: 409.',
+    { 202: jsonReply('Asked for: `rebuild.state` is `requested`.', schemaRef('RebuildRequested')) },
+  ),
+  projection('retry', 'Apply parked events again', 'Those that apply are unparked. While a rebuild is requested or running: 409.', {
+    200: jsonReply('What the retry did.', schemaRef('RetryResult')),
+  }),
+];

@@ -1,0 +1,107 @@
+import { sessionCookie } from '../http/auth.js';
+import { bodyEncodings } from '../http/body.js';
+import { idempotencyWindowHours } from '../ingest/idempotency.js';
+import { schemaRef, type JsonObject } from './json.js';
+
+/** Security schemes, parameters, headers and error replies that the operations share. */
+
+export const securitySchemes: JsonObject = {
+  accessToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An access token of the account whose license code is in the path: `Authorization: Bearer <token>`, or the token alone. ' +
+      'Ingest takes either scope; the read API and token calls take scope `ingest+read` (scope `ingest`: 403).',
+  },
+  adminToken: { type: 'http', scheme: 'bearer', description: 'The service\'s `ADMIN_TOKEN`: `Authorization: Bearer <token>`.' },
+  session: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: sessionCookie,
+    description:
+      'The dashboard session cookie (HttpOnly, SameSite=Strict, 12 hours) set by `POST /admin/v1/session`. A request that changes something with it ' +
+      'must not carry an `Origin` header naming another host (403). A request with an `Authorization` header is judged by that header alone; a cookie never authenticates ingest.',
+  },
+};
+
+const header = (description: string, schema: JsonObject = { type: 'string' }): JsonObject => ({ description, schema });
+
+export const headers: JsonObject = {
+  'RateLimit-Policy': header('The account\'s limit of the endpoint and its window: `<limit>;w=60`.', { type: 'string', examples: ['10000;w=60'] }),
+  'RateLimit-Limit': header('Requests (or product events) the account may make in a window of 60 seconds.', { type: 'integer' }),
+  'RateLimit-Remaining': header('Of those, what is left in the current window.', { type: 'integer', minimum: 0 }),
+  'RateLimit-Reset': header('Seconds until the window ends.', { type: 'integer', minimum: 1 }),
+  'Retry-After': header('Seconds to wait before trying again.', { type: 'integer', minimum: 1 }),
+  'Idempotent-Replayed': header('`true` on the reply recorded for the first request with this Idempotency-Key, sent again: nothing new was stored.', { const: 'true' }),
+  'Server-Timing': header('The service\'s own time for the request: `app;dur=<ms>`.', { type: 'string', examples: ['app;dur=3.2'] }),
+  'Set-Cookie': header(`The session cookie \`${sessionCookie}\` (HttpOnly, SameSite=Strict, Path=/, Secure over HTTPS).`),
+  Location: header('Where the resource is.'),
+};
+
+const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
+export const rateLimitHeaders: JsonObject = Object.fromEntries(['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((name) => [name, headerRef(name)]));
+export const retryAfter: JsonObject = { 'Retry-After': headerRef('Retry-After') };
+export const replayed: JsonObject = { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') };
+export const serverTiming: JsonObject = { 'Server-Timing': headerRef('Server-Timing') };
+export const setCookie: JsonObject = { 'Set-Cookie': headerRef('Set-Cookie') };
+
+export const parameters: JsonObject = {
+  license: { name: 'license', in: 'path', required: true, description: 'The account\'s license code.', schema: { type: 'string' } },
+  idempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      `Makes a retry safe: within ${idempotencyWindowHours} hours, a repeat with the same key and body gets the same reply (marked Idempotent-Replayed) and stores ` +
+      'nothing new; the key with another body gets 422. Keys are per account and endpoint. An invalid item frees its key for a corrected request.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+  },
+  contentEncoding: {
+    name: 'Content-Encoding',
+    in: 'header',
+    required: false,
+    description:
+      'The body may be sent compressed. The body limit is of the decompressed bytes (413 once passed); a body that cannot be decompressed gets 400 naming ' +
+      'the problem; any other encoding, or a list of them, 415.',
+    schema: { enum: [...bodyEncodings] },
+  },
+};
+
+/** The `limit` query parameter of a list. */
+export const limitParameter = (max: number, fallback: number): JsonObject => ({
+  name: 'limit',
+  in: 'query',
+  required: false,
+  description: `How many at most, 1 to ${max}; otherwise 400 naming \`limit\`.`,
+  schema: { type: 'integer', minimum: 1, maximum: max, default: fallback },
+});
+
+const errorContent = { 'application/json': { schema: schemaRef('ErrorReply') } };
+const errorReply = (description: string, more: JsonObject = {}): JsonObject => ({ description, content: errorContent, ...more });
+
+/** The error replies, form A unless said otherwise, by the name operations refer to them with. */
+export const responses: JsonObject = {
+  BadRequest: errorReply('Malformed JSON, a body of the wrong shape, a body that is not UTF-8, nests deeper than 64 levels or cannot be decompressed, or an invalid parameter: the error names it.'),
+  InvalidItem: {
+    description: 'The item is invalid (form B, the message naming the field), or the request could not be read (form A). Nothing was stored.',
+    content: { 'application/json': { schema: { oneOf: [schemaRef('ItemErrorReply'), schemaRef('ErrorReply')] } } },
+  },
+  Unauthorized: errorReply('Missing or wrong credentials (another account\'s token, an unknown license code).'),
+  Forbidden: errorReply('Known credentials that may not do this: a token of scope `ingest` reading, an account making operator calls, another account\'s session, a foreign Origin with a session cookie.'),
+  NotFound: errorReply('No such resource (or path: every unknown path gets this form A 404).'),
+  Conflict: errorReply('The change conflicts with the current state; nothing was changed.'),
+  RequestTimeout: errorReply('The request did not arrive in full within REQUEST_TIMEOUT_SECONDS.'),
+  TooLarge: errorReply('The body is over the limit (of its decompressed bytes, if compressed), or chunk extensions are too large.'),
+  UnsupportedMediaType: errorReply('Not `Content-Type: application/json`, a charset other than UTF-8, or a Content-Encoding other than gzip, deflate, br or identity.'),
+  IdempotencyMismatch: errorReply('This Idempotency-Key was used with another body within the last 24 hours.'),
+  RateLimited: errorReply('Over the account\'s rate limit: retry after `Retry-After` seconds. Nothing was stored.', { headers: { ...retryAfter, ...rateLimitHeaders } }),
+  HeadersTooLarge: errorReply('The request headers are over 16 KiB.'),
+  InternalError: errorReply('An unexpected error (logged by the service, no details here).'),
+  Unavailable: errorReply(
+    'The event store or database cannot be reached (the item may not have been stored: retry, with an Idempotency-Key to be safe), or the process holds as much request data as it may (`Retry-After`, nothing stored).',
+    { headers: retryAfter },
+  ),
+};
+
+/** A reference to one of `responses`. */
+export const responseRef = (name: keyof typeof responses & string): JsonObject => ({ $ref: `#/components/responses/${name}` });

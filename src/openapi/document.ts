@@ -1,0 +1,139 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../paths.js';
+import { projections } from '../../projections/index.js';
+import { accountOperations, projectionOperations, readOperations, sessionOperations } from './admin-operations.js';
+import { headers, parameters, responseRef, responses, securitySchemes } from './components.js';
+import { ingestOperations } from './ingest-operations.js';
+import { itemSchemas } from './item-schemas.js';
+import type { JsonObject } from './json.js';
+import type { Access, OperationDoc } from './operation.js';
+import { readSchemas } from './read-schemas.js';
+import { replySchemas } from './reply-schemas.js';
+import { serviceOperations } from './service-operations.js';
+
+/**
+ * The OpenAPI 3.1 document of the service: the item schemas of schemas/, the reply shapes, and an
+ * operation per route of the express app. `npm run build` writes it to dist/openapi.json
+ * (./write.ts), which GET /openapi.json serves.
+ */
+
+export const operations: readonly OperationDoc[] = [
+  ...ingestOperations,
+  ...sessionOperations,
+  ...accountOperations,
+  ...readOperations,
+  ...projectionOperations,
+  ...serviceOperations,
+];
+
+/** An express route pattern as an OpenAPI path: `:license` and `*splat` become `{license}` and `{splat}`. */
+export const openApiPath = (pattern: string): string => pattern.replace(/[:*]([A-Za-z]+)/g, '{$1}');
+
+const pathParameter = (name: string, description: string, schema: JsonObject = { type: 'string' }): JsonObject => ({ name, in: 'path', required: true, description, schema });
+
+function pathParameterOf(name: string, path: string): JsonObject {
+  switch (name) {
+    case 'license':
+      return { $ref: '#/components/parameters/license' };
+    case 'id':
+      return path.includes('/tokens/')
+        ? pathParameter('id', 'The id of the access token (from the token list).', { type: 'string', format: 'uuid' })
+        : pathParameter('id', 'The userId or anonymousId of the lead.');
+    case 'trackID':
+      return pathParameter('trackID', 'A trackID of an ingest reply.', { type: 'string', format: 'uuid' });
+    case 'name':
+      return pathParameter('name', 'The projection (`all` is the CLI\'s only: 404 here).', { enum: projections.map((p) => p.name) });
+    case 'file':
+      return pathParameter('file', 'A file name of the dashboard build.');
+    case 'splat':
+      return pathParameter('splat', 'A dashboard page (`leads/u-42`): one or more path segments, slashes included.');
+    default:
+      throw new Error(`no description of the path parameter ${name} (${path})`);
+  }
+}
+
+const securityOf: Record<Access, JsonObject[]> = {
+  public: [],
+  ingest: [{ accessToken: [] }],
+  account: [{ accessToken: [] }, { adminToken: [] }, { session: [] }],
+  operator: [{ adminToken: [] }, { session: [] }],
+};
+
+/** The errors every operation of its kind can get, besides those it lists itself. */
+function commonErrors(operation: OperationDoc): Record<string, JsonObject> {
+  const errors: Record<string, JsonObject> = {};
+  if (operation.body) {
+    Object.assign(errors, { 400: responseRef('BadRequest'), 408: responseRef('RequestTimeout'), 413: responseRef('TooLarge') });
+    Object.assign(errors, { 415: responseRef('UnsupportedMediaType'), 431: responseRef('HeadersTooLarge') });
+  }
+  if (operation.access !== 'public') errors[401] = responseRef('Unauthorized');
+  if (operation.access === 'account' || operation.access === 'operator') errors[403] = responseRef('Forbidden');
+  // An operator naming a license code no account has; for a lead, track or token, one not found.
+  if (operation.access === 'account') errors[404] = responseRef('NotFound');
+  if (operation.parameters?.some((p) => p.in === 'query')) errors[400] = responseRef('BadRequest');
+  errors[500] = responseRef('InternalError');
+  if (operation.usesStore) errors[503] = responseRef('Unavailable');
+  return errors;
+}
+
+function operationObject(operation: OperationDoc): JsonObject {
+  const names = [...operation.path.matchAll(/[:*]([A-Za-z]+)/g)].map((match) => match[1] as string);
+  const all = { ...commonErrors(operation), ...operation.responses };
+  const object: JsonObject = {
+    operationId: operation.operationId,
+    tags: [operation.tag],
+    summary: operation.summary,
+    security: operation.security ?? securityOf[operation.access],
+    parameters: [...names.map((name) => pathParameterOf(name, operation.path)), ...(operation.parameters ?? [])],
+    responses: Object.fromEntries(Object.keys(all).sort().map((status) => [status, all[status] as JsonObject])),
+  };
+  if (operation.description) object.description = operation.description;
+  if (operation.body) {
+    const media: JsonObject = { schema: operation.body.schema };
+    if (operation.body.examples) media.examples = operation.body.examples;
+    object.requestBody = { required: true, description: operation.body.description, content: { 'application/json': media } };
+  }
+  return object;
+}
+
+const tags: JsonObject[] = [
+  { name: 'Ingest', description: 'Items posted by SDK clients (spec 4): each reply comes once the item is stored.' },
+  { name: 'Sessions', description: "The dashboard's sign-in: an HttpOnly session cookie." },
+  { name: 'Accounts', description: 'Operators: accounts and their first access token.' },
+  { name: 'Access tokens', description: "An account's access tokens: up to 20 active, each with a label and a scope." },
+  { name: 'Read API', description: 'The read models: leads, their events and timeline, the track lookup, live events, ingestion warnings, the overview.' },
+  { name: 'Projections', description: 'Operators: the projection workers that build the read models.' },
+  { name: 'Operations', description: 'Health, metrics and this document.' },
+  { name: 'Dashboard', description: 'The dashboard, a single-page app that calls the API above.' },
+];
+
+const overview = `Every reply is JSON unless said otherwise. An item is acknowledged only once it is stored.
+
+Replies (DESIGN 7): an item stored is \`{ "response": { "status": "queued", "trackID" } }\`; a bulk request is answered 200 with one such result per element, a refused element being \`{ "status": "error", "message" }\`. An invalid single item gets 400 form B \`{ "response": { "status": "error", "message" } }\`, the message naming the field. Every other error is form A \`{ "error", "code" }\`: also an unknown path (404), a request the HTTP server cannot read (400), headers over 16 KiB (431), and a request not received in full in time (408).
+
+Headers: \`Authorization\` (an access token or the admin token, \`Bearer\` optional); \`Idempotency-Key\` on ingest, answered with \`Idempotent-Replayed: true\` on a replay; \`Content-Encoding\` (gzip, deflate, br) on any JSON body; \`RateLimit-Policy\`, \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` on ingest replies while rate limits are on, and \`Retry-After\` on 429 and on a 503 of a busy process; \`Server-Timing: app;dur=<ms>\` on the read API's replies; the session cookie \`tracking_session\` of the dashboard.`;
+
+const version = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+
+export function openApiDocument(): JsonObject {
+  const paths: Record<string, JsonObject> = {};
+  for (const operation of operations) {
+    const path = (paths[openApiPath(operation.path)] ??= {});
+    if (path[operation.method]) throw new Error(`${operation.method} ${operation.path} is described twice`);
+    path[operation.method] = operationObject(operation);
+  }
+  return {
+    openapi: '3.1.1',
+    info: { title: 'Tracking ingestion service', version, description: overview, license: { name: 'MIT', identifier: 'MIT' } },
+    tags,
+    paths,
+    components: {
+      schemas: { ...itemSchemas(), ...replySchemas, ...readSchemas },
+      responses,
+      parameters,
+      headers,
+      securitySchemes,
+    },
+  };
+}

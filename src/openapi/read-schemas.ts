@@ -1,0 +1,184 @@
+import { eventTypes } from '../eventstore/events.js';
+import { attributesUnderSpecNames, type SystemAttributeType } from '../spec/system-attributes.js';
+import { liveKinds } from '../../projections/track-index/live.js';
+import { projections } from '../../projections/index.js';
+import { closedObject, orNull, schemaRef, withOptional, type JsonObject } from './json.js';
+
+/** The reply shapes of the read and operator API (docs/api.md): leads, track lookup, live events, warnings, overview, projections. */
+
+const text = { type: 'string' };
+const instant = { type: 'string', format: 'date-time' };
+const count = { type: 'integer', minimum: 0 };
+const trackID = { type: 'string', format: 'uuid' };
+const anyObject = { type: 'object' };
+const endpoints = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'];
+
+const jsonTypeOf: Record<SystemAttributeType, string> = { STRING: 'string', INT: 'integer', INT4: 'integer', BOOL: 'boolean', TIMESTAMPTZ: 'string' };
+
+/** A lead's system attributes under their spec 2.2 names (src/spec/system-attributes.ts): null until sent, unless they have a default. */
+const systemAttributeProperties: Record<string, JsonObject> = Object.fromEntries(
+  attributesUnderSpecNames.map((attribute) => {
+    const type = jsonTypeOf[attribute.type];
+    const more: JsonObject = attribute.type === 'TIMESTAMPTZ' ? { format: 'date-time', description: 'The UTC instant of the date-time sent.' } : {};
+    return [attribute.column, attribute.default === undefined ? orNull(type, more) : { type, ...more }];
+  }),
+);
+
+const rebuildStatus = closedObject({
+  state: { enum: ['requested', 'running', 'finished'] },
+  requestedAt: orNull('string', { format: 'date-time' }),
+  startedAt: orNull('string', { format: 'date-time' }),
+  finishedAt: orNull('string', { format: 'date-time' }),
+  target: orNull('integer', { description: 'Events to replay, counted when it started.' }),
+});
+
+const parkedEvent = closedObject({
+  eventId: { type: 'string', format: 'uuid' },
+  eventType: text,
+  accountId: orNull('string'),
+  globalPosition: count,
+  error: text,
+  sqlstate: orNull('string'),
+  attempts: count,
+  parkedAt: instant,
+});
+
+const workerSession = { worker: { type: 'string', description: '`pid@host` of the worker process.' }, sessionPid: { type: 'integer' } };
+
+const warningFields = {
+  at: instant,
+  endpoint: { enum: endpoints },
+  status: { type: 'integer', description: 'The HTTP status the client got: 200 for an element of a bulk request.' },
+  message: { type: 'string', description: 'The text the client got (its first 2 KB).' },
+  excerpt: orNull('string', { description: 'The start of the body (decompressed), or the bulk element as JSON; null when nothing of the body was read.' }),
+  truncated: { type: 'boolean' },
+};
+const reason = { type: 'string', description: 'The label of `tracking_ingest_rejected_items_total`: `schema`, `identity`, `malformed_json`, `too_large`, ...' };
+
+const bucket = closedObject({ start: instant, endpoint: { enum: endpoints }, accepted: count, rejected: count });
+
+export const readSchemas: Record<string, JsonObject> = {
+  Lead: closedObject(
+    {
+      userId: orNull('string'),
+      anonymousId: orNull('string'),
+      anonymousIds: { type: 'array', items: text, description: 'The anonymous ids merged into this known user.' },
+      firstName: orNull('string'),
+      lastName: orNull('string'),
+      ...systemAttributeProperties,
+      attributes: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] }, description: 'Custom attributes.' },
+      attributeTypes: { type: 'object', additionalProperties: { enum: ['string', 'number', 'boolean', 'datetime'] }, description: "Each custom attribute's registered type." },
+      mergedInto: orNull('string'),
+      createdAt: instant,
+      updatedAt: instant,
+      version: { type: 'integer' },
+    },
+    { description: 'A lead: a known user (userId) or an anonymous profile, with every system attribute of spec 2.2.' },
+  ),
+  LeadPage: closedObject({
+    leads: { type: 'array', items: schemaRef('Lead'), description: 'Newest first.' },
+    nextCursor: orNull('string', { description: 'The `cursor` of the next page; null at the end.' }),
+  }),
+  LeadEvents: closedObject({
+    events: {
+      type: 'array',
+      description: 'Latest first.',
+      items: closedObject({
+        eventId: { type: 'string', format: 'uuid' },
+        userId: orNull('string'),
+        anonymousId: orNull('string'),
+        eventName: text,
+        eventTime: orNull('string', { description: 'As sent.' }),
+        eventTimeUtc: instant,
+        eventData: anyObject,
+        receivedAt: instant,
+        trackID: orNull('string', { format: 'uuid', description: 'Null until the track index has the event.' }),
+      }),
+    },
+  }),
+  TimelineEntry: {
+    oneOf: [
+      withOptional(
+        closedObject(
+          { kind: { const: 'profile' }, at: instant, trackID, eventType: { enum: ['UserUpserted', 'ProfilesMerged'] } },
+          { title: 'A profile sent for the lead', description: 'With the id of the profile it was sent for: `userId` or `anonymousId`.' },
+        ),
+        { userId: text, anonymousId: text },
+      ),
+      closedObject(
+        { kind: { const: 'event' }, at: instant, trackID, eventName: orNull('string'), eventTime: orNull('string'), eventData: orNull('object') },
+        { title: 'An event of the lead', description: 'Its details are null until the user-events projection has applied it.' },
+      ),
+    ],
+  },
+  Timeline: closedObject({ entries: { type: 'array', items: schemaRef('TimelineEntry'), description: 'Latest first.' } }),
+  StoredEvent: closedObject({
+    eventId: { type: 'string', format: 'uuid' },
+    type: { enum: [...eventTypes] },
+    stream: text,
+    streamPosition: count,
+    globalPosition: count,
+    recordedAt: instant,
+    data: anyObject,
+    metadata: { type: 'object', description: 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).' },
+  }),
+  TrackLookup: closedObject({
+    trackID,
+    events: { type: 'array', items: schemaRef('StoredEvent'), minItems: 1 },
+    streams: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: schemaRef('StoredEvent') },
+      description: 'Each stream of the events, up to and including them (at most the 100 before them).',
+    },
+  }),
+  LivePage: closedObject({
+    items: {
+      type: 'array',
+      description: 'Newest first.',
+      items: closedObject({ trackID, kind: { enum: [...liveKinds] }, eventType: { enum: [...eventTypes] }, receivedAt: instant, stream: text, globalPosition: count }),
+    },
+    cursor: { type: 'string', description: 'Pass as `after` to get only newer items.' },
+  }),
+  WarningGroups: closedObject({
+    groups: {
+      type: 'array',
+      description: 'Latest seen first.',
+      items: closedObject({
+        reason,
+        count,
+        lastSeenAt: instant,
+        examples: { type: 'array', maxItems: 3, items: closedObject(warningFields), description: 'Newest first.' },
+      }),
+    },
+  }),
+  RecentWarnings: closedObject({
+    warnings: { type: 'array', maxItems: 1000, items: closedObject({ ...warningFields, reason }), description: 'Newest first.' },
+  }),
+  Overview: closedObject({
+    perMinute: { type: 'array', items: bucket, description: 'The last 60 minutes, buckets with traffic, oldest first.' },
+    perHour: { type: 'array', items: bucket, description: 'The last 7 days, buckets with traffic, oldest first.' },
+    projections: closedObject({ lagSeconds: { type: 'number', minimum: 0 }, caughtUp: { type: 'boolean' } }),
+  }),
+  RebuildStatus: rebuildStatus,
+  ProjectionStatus: withOptional(
+    closedObject(
+      {
+        projection: { enum: projections.map((p) => p.name) },
+        checkpoint: orNull('string'),
+        eventsApplied: count,
+        updatedAt: orNull('string', { format: 'date-time' }),
+        lagEvents: count,
+        lagSeconds: { type: 'number', minimum: 0 },
+        active: { oneOf: [closedObject({ ...workerSession, since: instant }), { type: 'null' }] },
+        standby: { type: 'array', items: closedObject(workerSession) },
+        rebuild: { oneOf: [schemaRef('RebuildStatus'), { type: 'null' }] },
+        parked: closedObject({ events: count, latest: { type: 'array', items: parkedEvent, description: 'The latest 3.' } }),
+      },
+      { description: 'As `tracking projections status --json` (docs/projections.md).' },
+    ),
+    { lagEventsAtLeast: { const: true, description: 'The store stopped counting: the lag is at least `lagEvents`.' } },
+  ),
+  ProjectionStatusList: closedObject({ projections: { type: 'array', items: schemaRef('ProjectionStatus') } }),
+  RebuildRequested: closedObject({ projection: text, rebuild: schemaRef('RebuildStatus') }),
+  RetryResult: closedObject({ projection: text, retried: count, applied: count, stillParked: count }),
+};

@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import type { JsonObject } from '../src/openapi/json.js';
+import { openApiDocumentPath } from '../src/paths.js';
+import { adminToken, TestApp, type Credentials, type PostOptions, type Reply } from './support/app.js';
+import { DocumentedReplies } from './support/openapi-replies.js';
+import { queued } from './support/replies.js';
+
+/**
+ * The served OpenAPI document, and the service's real replies held against it: each call below is
+ * checked for a documented status, a body of the documented schema and documented headers; at the
+ * end, every documented operation must have been called.
+ */
+
+describe('OpenAPI document served, and the replies it describes (e2e)', () => {
+  let app: TestApp;
+  let account: Credentials;
+  const built = readFileSync(openApiDocumentPath);
+  const replies = new DocumentedReplies(JSON.parse(built.toString('utf8')) as JsonObject);
+  const admin = `Bearer ${adminToken}`;
+  let bearer: string;
+
+  before(async () => {
+    app = await TestApp.start({ productEventsPerMinute: 5 }, { projections: true });
+    account = await app.account();
+    bearer = `Bearer ${account.accessToken}`;
+  });
+  after(() => app.stop());
+
+  const call = async <T = unknown>(method: string, path: string, body?: unknown, options: PostOptions = {}): Promise<Reply<T>> =>
+    replies.check(method, path, await app.request<T>(method, path, body, options));
+  const get = <T = unknown>(path: string, authorization?: string) => call<T>('GET', path, undefined, authorization ? { authorization } : {});
+  const ingest = (endpoint: string, body: unknown, options: PostOptions = {}) =>
+    call('POST', `/v1/accounts/${account.licenseCode}/${endpoint}`, body, { authorization: bearer, ...options });
+  const accountPath = (rest: string) => `/admin/v1/accounts/${account.licenseCode}/${rest}`;
+
+  it('serves the document the build wrote at /openapi.json, without credentials', async () => {
+    const reply = await fetch(`${app.baseUrl}/openapi.json`);
+    expect(reply.status).to.equal(200);
+    expect(reply.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(Buffer.from(await reply.arrayBuffer()).equals(built)).to.equal(true);
+    await get('/openapi.json');
+  });
+
+  it('describes the ingest replies: stored, bulk results, form B and form A errors, replays, limits', async () => {
+    const user = { userId: 'u-1', firstName: 'Ann', email: 'ann@example.com', attributes: { level: 'gold' } };
+    const sent = await ingest('users', user, { headers: { 'idempotency-key': 'k1' } });
+    expect(sent.headers.get('ratelimit-remaining')).to.match(/^\d+$/);
+    expect((await ingest('users', user, { headers: { 'idempotency-key': 'k1' } })).headers.get('idempotent-replayed')).to.equal('true');
+    await ingest('users', { ...user, firstName: 'Bo' }, { headers: { 'idempotency-key': 'k1' } }).then((r) => expect(r.status).to.equal(422));
+    await ingest('users', { userId: 'u-2', anonymousId: 'a-2', attributes: {} });
+    await ingest('users/bulk', [user, { attributes: {} }]);
+    const event = { userId: 'u-1', eventName: 'signup', eventData: { plan: 'pro' } };
+    queued(await ingest('events', undefined, { raw: gzipSync(JSON.stringify(event)), headers: { 'content-encoding': 'gzip' } }));
+    await ingest('events/bulk', [event, { userId: 'u-1' }]);
+    await ingest('products', { productId: 'p-1', properties: { colour: 'red' } });
+    await ingest('products/bulk', [{ productId: 'p-2' }]);
+    await ingest('productsevents', { productId: 'p-1', userId: null, eventName: 'view' });
+    await ingest('productsevents/bulk', [{ productId: 'p-1', userId: 'u-1', eventName: 'view' }]);
+
+    const statuses = [
+      await ingest('events', { userId: 'u-1' }),
+      await ingest('events', undefined, { raw: '{"userId":' }),
+      await ingest('events/bulk', { not: 'an array' }),
+      await ingest('events', event, { authorization: 'Bearer wrong' }),
+      await ingest('events', undefined, { raw: JSON.stringify(event).padEnd(1024 * 1024 + 1) }),
+      await ingest('events', event, { headers: { 'content-type': 'text/plain' } }),
+      await ingest('events', undefined, { raw: gzipSync('{}'), headers: { 'content-encoding': 'zstd' } }),
+      await ingest('productsevents/bulk', Array.from({ length: 10 }, () => ({ productId: 'p-1', userId: null, eventName: 'view' }))),
+    ].map((reply) => reply.status);
+    expect(statuses).to.deep.equal([400, 400, 400, 401, 413, 415, 415, 429]);
+  });
+
+  it('describes sessions, accounts and access tokens', async () => {
+    const signedIn = await call('POST', '/admin/v1/session', { licenseCode: account.licenseCode, accessToken: account.accessToken });
+    const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    expect(cookie).to.match(/^tracking_session=/);
+    await call('GET', '/admin/v1/session', undefined, { headers: { cookie } });
+    await call('GET', '/admin/v1/session');
+    await call('POST', '/admin/v1/session', { adminToken: 'wrong' });
+    await call('POST', '/admin/v1/session', { adminToken });
+    expect((await call('DELETE', '/admin/v1/session', undefined, { headers: { cookie } })).status).to.equal(204);
+
+    await get('/admin/v1/accounts', admin);
+    await get('/admin/v1/accounts', bearer);
+    await get('/admin/v1/accounts');
+    const created = await call<{ licenseCode: string; accessToken: string }>('POST', '/admin/v1/accounts', { name: 'Other' }, { authorization: admin });
+    await call('POST', '/admin/v1/accounts', { name: ' ' }, { authorization: admin });
+
+    const tokens = await get<{ tokens: { id: string }[] }>(accountPath('tokens'), bearer);
+    const made = await call<{ id: string }>('POST', accountPath('tokens'), { label: 'shop', scope: 'ingest' }, { authorization: bearer });
+    await call('POST', accountPath('tokens'), { label: 'shop', scope: 'everything' }, { authorization: bearer });
+    await get(accountPath('tokens'), `Bearer ${(made.body as unknown as { accessToken: string }).accessToken}`);
+    expect((await call('DELETE', accountPath(`tokens/${made.body.id}`), undefined, { authorization: bearer })).status).to.equal(204);
+    await call('DELETE', accountPath(`tokens/${made.body.id}`), undefined, { authorization: bearer });
+    const other = created.body;
+    const only = await get<{ tokens: { id: string }[] }>(`/admin/v1/accounts/${other.licenseCode}/tokens`, `Bearer ${other.accessToken}`);
+    const last = await call('DELETE', `/admin/v1/accounts/${other.licenseCode}/tokens/${only.body.tokens[0]?.id}`, undefined, { authorization: `Bearer ${other.accessToken}` });
+    expect(last.status).to.equal(409);
+    expect(tokens.body.tokens).to.have.length(1);
+  });
+
+  it('describes the read API: leads, their events and timeline, the track lookup, live events, warnings, overview', async () => {
+    await app.projected();
+    const leads = await get<{ leads: unknown[] }>(accountPath('leads?limit=10'), bearer);
+    expect(leads.body.leads).to.have.length.above(1);
+    expect(leads.headers.get('server-timing')).to.match(/^app;dur=/);
+    await get(accountPath('leads?kind=someone'), bearer);
+    await get(accountPath('leads/u-1'), bearer);
+    await get(accountPath('leads/a-2'), admin);
+    await get(accountPath('leads/nobody'), bearer);
+    await get(accountPath('leads/u-1/events'), bearer);
+    const timeline = await get<{ entries: { trackID: string }[] }>(accountPath('leads/u-2/timeline'), bearer);
+    await get(accountPath('leads/u-1/timeline?limit=0'), bearer);
+    await get(accountPath(`track/${timeline.body.entries[0]?.trackID}`), bearer);
+    await get(accountPath('track/not-a-uuid'), bearer);
+    const live = await get<{ items: unknown[]; cursor: string }>(accountPath('live?limit=5'), bearer);
+    expect(live.body.items).to.have.length(5);
+    await get(accountPath(`live?after=${live.body.cursor}&kind=events`), bearer);
+    await get(accountPath('live?after=nonsense'), bearer);
+    for (let tries = 0; (await app.get<{ warnings: unknown[] }>(accountPath('warnings/recent'), bearer)).body.warnings.length < 8; tries += 1) {
+      if (tries > 200) throw new Error('the refused items were never recorded');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await get(accountPath('warnings'), bearer);
+    await get(accountPath('warnings/recent?limit=3'), bearer);
+    await get(accountPath('overview'), bearer);
+    await get(`/admin/v1/accounts/nosuchlicense/overview`, admin);
+    await get(accountPath('overview'));
+  });
+
+  it('describes the projections calls', async () => {
+    const idle = await TestApp.start();
+    try {
+      const check = async (method: string, path: string) => replies.check(method, path, await idle.request(method, path, undefined, { authorization: admin }));
+      await check('GET', '/admin/v1/projections');
+      await check('POST', '/admin/v1/projections/leads/retry');
+      expect((await check('POST', '/admin/v1/projections/leads/rebuild')).status).to.equal(202);
+      // No worker runs in this app: the rebuild stays requested.
+      expect((await check('POST', '/admin/v1/projections/leads/rebuild')).status).to.equal(409);
+      expect((await check('POST', '/admin/v1/projections/leads/retry')).status).to.equal(409);
+      await check('POST', '/admin/v1/projections/all/rebuild');
+      await check('GET', '/admin/v1/projections');
+    } finally {
+      await idle.stop();
+    }
+  });
+
+  it('describes health, metrics and the dashboard', async () => {
+    for (const path of ['/livez', '/readyz', '/healthz', '/metrics', '/dashboard', '/dashboard/leads/u-1']) await get(path);
+    const root = await fetch(`${app.baseUrl}/`, { redirect: 'manual' });
+    replies.check('GET', '/', { status: root.status, body: await root.text(), headers: root.headers });
+    const html = await (await fetch(`${app.baseUrl}/dashboard`)).text();
+    const asset = /src="(\/dashboard\/assets\/[^"]+)"/.exec(html)?.[1] as string;
+    for (const path of [asset, '/dashboard/assets/missing.js']) {
+      const reply = await fetch(app.baseUrl + path);
+      replies.check('GET', path, { status: reply.status, body: reply.status === 200 ? '' : await reply.json(), headers: reply.headers });
+    }
+  });
+
+  it('has had a reply of every operation it documents', () => {
+    expect([...replies.seen].sort()).to.deep.equal(replies.operations().sort());
+  });
+});
