@@ -38,6 +38,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
           'Credentials',
           'Projections',
           'Accounts',
+          'API reference',
         ]);
         expect(await page.locator('header .who').textContent()).to.equal('Signed in as Operator');
         const picker = page.getByLabel('Account', { exact: true });
@@ -122,7 +123,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
     try {
       await signInAsAccount(page, app.baseUrl, first, '/dashboard/leads');
       await page.getByRole('heading', { name: 'Leads' }).waitFor();
-      expect(await navLinks(page)).to.deep.equal(['Overview', 'Leads', 'Live events', 'Warnings', 'Track lookup', 'Credentials']);
+      expect(await navLinks(page)).to.deep.equal(['Overview', 'Leads', 'Live events', 'Warnings', 'Track lookup', 'Credentials', 'API reference']);
       expect(await page.getByRole('link', { name: 'Leads' }).getAttribute('aria-current')).to.equal('page');
 
       await page.evaluate('window.sameDocument = true');

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { accountsChanged, currentSession, listAccounts, onUnauthorized, signOut, type AccountSummary, type Session } from './api';
 import { ErrorText, PageHeading } from './components';
+import { ApiReferencePage, apiReferencePath } from './pages/api-reference';
 import { routes } from './pages/index';
 import type { PageRoute } from './pages/page';
 import { SignInPage } from './pages/sign-in';
@@ -10,6 +11,7 @@ type SessionState = { state: 'checking' } | { state: 'signed-out'; notice?: unkn
 
 export function App() {
   const [auth, setAuth] = useState<SessionState>({ state: 'checking' });
+  const path = usePath();
 
   useEffect(() => {
     onUnauthorized(() => setAuth({ state: 'signed-out', notice: 'The session has ended: sign in again.' }));
@@ -18,6 +20,8 @@ export function App() {
       .catch((error: unknown) => setAuth({ state: 'signed-out', notice: `Could not check the session: ${String((error as Error).message)}` }));
   }, []);
 
+  // The API reference is public: without a session it is shown on its own.
+  if (auth.state !== 'signed-in' && path === apiReferencePath) return <PublicApiReference />;
   if (auth.state === 'checking') return <p class="checking">Loading…</p>;
   if (auth.state === 'signed-out') {
     return <SignInPage notice={auth.notice} onSignedIn={(session) => setAuth({ state: 'signed-in', session })} />;
@@ -99,6 +103,29 @@ function Dashboard({ session, onSignedOut }: { session: Session; onSignedOut: ()
         ) : (
           <found.route.page session={session} license={found.route.accountScoped ? license : null} params={found.params} />
         )}
+      </main>
+    </>
+  );
+}
+
+/** The API reference for someone not signed in, with a way to sign in. */
+function PublicApiReference() {
+  useEffect(() => {
+    document.title = 'API reference · Tracking dashboard';
+  }, []);
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Tracking</span>
+        <Link href="/" class="sign-in-link">
+          Sign in
+        </Link>
+      </header>
+      <main id="main">
+        <ApiReferencePage />
       </main>
     </>
   );

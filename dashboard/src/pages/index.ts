@@ -1,4 +1,5 @@
 import { AccountsPage } from './accounts';
+import { ApiReferencePage, apiReferencePath } from './api-reference';
 import { CredentialsPage } from './credentials';
 import { LeadPage } from './lead';
 import { LeadsPage } from './leads';
@@ -21,4 +22,6 @@ export const routes: readonly PageRoute[] = [
   { path: '/credentials', title: 'Credentials', page: CredentialsPage, nav: true, accountScoped: true },
   { path: '/projections', title: 'Projections', page: ProjectionsPage, nav: true, operatorOnly: true },
   { path: '/accounts', title: 'Accounts', page: AccountsPage, nav: true, operatorOnly: true },
+  // Also shown without a session (app.tsx).
+  { path: apiReferencePath, title: 'API reference', page: ApiReferencePage, nav: true },
 ];

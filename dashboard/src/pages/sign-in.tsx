@@ -1,6 +1,8 @@
 import { useState } from 'preact/hooks';
 import { signIn, type Session, type SignIn } from '../api';
 import { ErrorText } from '../components';
+import { Link } from '../router';
+import { apiReferencePath } from './api-reference';
 
 type Who = 'account' | 'operator';
 
@@ -66,6 +68,9 @@ export function SignInPage({ onSignedIn, notice }: { onSignedIn: (session: Sessi
           <ErrorText error={error ?? notice} />
         </div>
       </form>
+      <p class="hint">
+        Calling the API from a program? See the <Link href={apiReferencePath}>API reference</Link>.
+      </p>
     </main>
   );
 }
