@@ -1,4 +1,4 @@
-import type { OpenApiDocument, OpenApiSchema } from '../api';
+import type { OpenApiDocument, OpenApiSchema } from '../openapi';
 
 /** Pieces of the API reference page: descriptions and JSON Schemas of the OpenAPI document, as text. */
 

@@ -1,6 +1,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { openApiDocument, type OpenApiDocument, type OpenApiOperation, type OpenApiPart } from '../api';
+import { openApiDocument } from '../api';
+import type { OpenApiDocument, OpenApiOperation, OpenApiPart } from '../openapi';
 import { ErrorText, PageHeading } from '../components';
 import { InlineText, Prose, refName, resolved, SchemaType, SchemaView } from '../components/openapi-text';
 import { ScrollBox } from '../components/scroll-box';
