@@ -85,7 +85,12 @@ function operationObject(operation: OperationDoc): JsonObject {
     tags: [operation.tag],
     summary: operation.summary,
     security: operation.security ?? securityOf[operation.access],
-    parameters: [...names.map((name) => pathParameterOf(name, operation.path)), ...(operation.parameters ?? [])],
+    parameters: [
+      ...names.map((name) => pathParameterOf(name, operation.path)),
+      ...(operation.parameters ?? []),
+      // Every JSON body may come compressed (docs/api.md, Compressed bodies).
+      ...(operation.body ? [{ $ref: '#/components/parameters/contentEncoding' }] : []),
+    ],
     responses: Object.fromEntries(Object.keys(all).sort().map((status) => [status, all[status] as JsonObject])),
   };
   if (operation.description) object.description = operation.description;

@@ -69,7 +69,7 @@ const limitText = (bytes: number): string => `${bytes / (1024 * 1024)} MiB`;
 const examplesOf = (kind: Kind, wrap: (value: Json) => Json): Record<string, Example> =>
   Object.fromEntries(Object.entries(kind.examples).map(([name, value]) => [name, { summary: `${kind.name}: ${name}`, value: wrap(value) }]));
 
-const ingestParameters = [{ $ref: '#/components/parameters/idempotencyKey' }, { $ref: '#/components/parameters/contentEncoding' }];
+const ingestParameters = [{ $ref: '#/components/parameters/idempotencyKey' }];
 const rateLimited = (kind: Kind): string =>
   kind.endpoint === 'productsevents' ? 'PRODUCTSEVENTS_RATE_LIMIT' : 'INGEST_RATE_LIMIT (per process and endpoint)';
 
