@@ -148,7 +148,8 @@ export class TrackingClient {
     this.#heldItems -= batch.entries.length;
     for (const entry of batch.entries) this.#heldBytes -= entry.bytes;
     if (this.#heldItems === 0) released(this.#holder);
-    this.#pump(queue);
+    // Not from within the batch's delivery: batches that fail at once must not nest their calls.
+    queueMicrotask(() => this.#pump(queue));
   }
 
   #cutAll(): void {

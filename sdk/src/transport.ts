@@ -48,7 +48,9 @@ export class Transport {
     const timeout = AbortSignal.timeout(this.settings.requestTimeoutMs);
     const send = this.settings.fetch;
     try {
-      const response = await send(url, { method: 'POST', headers, body: body.bytes, signal: timeout });
+      // A redirect is not followed: the token would go to another address, and a 301 or 302 turns
+      // a POST into a GET. It refuses the batch, naming the status.
+      const response = await send(url, { method: 'POST', headers, body: body.bytes, signal: timeout, redirect: 'manual' });
       const text = await boundedText(response);
       return {
         kind: 'reply',

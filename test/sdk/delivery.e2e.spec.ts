@@ -87,6 +87,16 @@ describe('SDK delivery (e2e)', () => {
     expect(client.stats()).to.include({ sent: 0, failed: 2, retried: 0 });
   });
 
+  it('does not follow a redirect: the batch is refused, naming the status, and the token goes nowhere else', async () => {
+    proxy.plan = (request) => ({ kind: 'answer', status: 308, headers: { location: `${app.baseUrl}${request.path}` }, body: { error: 'moved', code: 308 } });
+    const client = sdkClient(proxy.baseUrl, account, { flushIntervalMs: 0 });
+    const result = client.track({ userId: 'u-1', eventName: 'a' });
+    await client.flush();
+    expect(await result).to.deep.equal({ status: 'error', message: 'events batch refused by the service: HTTP 308: moved' });
+    expect(proxy.seen).to.have.length(1);
+    expect(await app.events()).to.have.length(0);
+  });
+
   it('cuts batches of flushAt items in enqueue order, and the service stores a kind in that order', async () => {
     const client = sdkClient(proxy.baseUrl, account, { flushAt: 100, flushIntervalMs: 0 });
     const results = Array.from({ length: 250 }, (_, i) => client.track({ userId: 'u-1', eventName: `e-${i}` }));
