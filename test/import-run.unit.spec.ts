@@ -129,7 +129,6 @@ describe('import: batch keys, rejected lines and backpressure (unit)', () => {
         reject: async (rejection) => {
           rejectedLines.push(rejection.line);
         },
-        progress: () => undefined,
       });
       expect(stoppedAt).to.equal(null);
       expect(sink.mostUnsettled).to.be.at.most(25);

@@ -25,22 +25,30 @@ export interface ImportSummary extends ImportCounts {
   stoppedEarly: string | null;
 }
 
-const renderEveryMs = 100;
+const refreshEveryMs = 200;
+
+/** What the bar shows: the counts, and requests sent again (which explain a stall: a rate limit's wait). */
+export type ProgressSource = () => { counts: ImportCounts; retries: number };
 
 /**
  * A progress bar on stderr while the import runs, when stderr is a terminal: share of the file
- * read (its ETA is by bytes), items per second, accepted and rejected. Otherwise it shows nothing.
+ * read (its ETA is by bytes), items per second, accepted, rejected and requests sent again,
+ * refreshed on a timer so that a wait shows too. Otherwise it shows nothing.
  */
 export class ImportProgress {
   private readonly bar: cliProgress.SingleBar | null;
   private readonly started = Date.now();
-  private lastRender = 0;
+  private readonly timer: NodeJS.Timeout | null;
 
-  constructor(fileBytes: number, show: boolean) {
+  constructor(
+    fileBytes: number,
+    show: boolean,
+    private readonly source: ProgressSource,
+  ) {
     this.bar = show
       ? new cliProgress.SingleBar(
           {
-            format: '[{bar}] {percentage}% | {read} items, {rate}/s | accepted {accepted} | rejected {rejected} | ETA {eta_formatted}',
+            format: '[{bar}] {percentage}% | {read} items, {rate}/s | accepted {accepted} | rejected {rejected} | retries {retries} | ETA {eta_formatted}',
             hideCursor: true,
             etaBuffer: 50,
             stream: process.stderr,
@@ -48,24 +56,24 @@ export class ImportProgress {
           cliProgress.Presets.shades_classic,
         )
       : null;
-    this.bar?.start(Math.max(fileBytes, 1), 0, { read: 0, rate: 0, accepted: 0, rejected: 0 });
+    this.bar?.start(Math.max(fileBytes, 1), 0, { read: 0, rate: 0, accepted: 0, rejected: 0, retries: 0 });
+    this.timer = this.bar ? setInterval(() => this.render(), refreshEveryMs).unref() : null;
   }
 
-  update(counts: ImportCounts, force = false): void {
-    if (!this.bar) return;
-    const now = Date.now();
-    if (!force && now - this.lastRender < renderEveryMs) return;
-    this.lastRender = now;
-    this.bar.update(counts.bytesRead, {
+  private render(): void {
+    const { counts, retries } = this.source();
+    this.bar?.update(counts.bytesRead, {
       read: counts.read,
-      rate: Math.round(itemsPerSecond(counts.accepted + counts.rejected + counts.failed, now - this.started)),
+      rate: Math.round(itemsPerSecond(counts.accepted + counts.rejected + counts.failed, Date.now() - this.started)),
       accepted: counts.accepted,
       rejected: counts.rejected + counts.failed,
+      retries,
     });
   }
 
-  stop(counts: ImportCounts): void {
-    this.update(counts, true);
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.render();
     this.bar?.stop();
   }
 }
@@ -80,7 +88,7 @@ export function describeSummary(s: ImportSummary): string {
   if (s.failed > 0) parts.push(`, ${s.failed} failed`);
   parts.push(` in ${s.seconds.toFixed(1)} s (${Math.round(s.itemsPerSecond)} items/s)`);
   if (s.retries > 0) parts.push(`; ${s.retries} request${s.retries === 1 ? '' : 's'} sent again (rate limit, or the service unavailable)`);
-  if (s.stoppedEarly) parts.push(`\nstopped before the end of the file: ${s.stoppedEarly}`);
+  if (s.stoppedEarly) parts.push(`\nstopped early: ${s.stoppedEarly}`);
   if (s.rejectedFile) parts.push(`\nrejected lines and why: ${s.rejectedFile}`);
   return parts.join('');
 }

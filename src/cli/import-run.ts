@@ -16,7 +16,6 @@ export interface ItemSink {
 
 export interface RunHooks {
   reject(rejection: Rejection): Promise<void>;
-  progress(): void;
 }
 
 /**
@@ -71,7 +70,6 @@ export async function runImport(
       else counts.rejected += 1;
       await hooks.reject({ line: entry.line, message: result.message, item: entry.item });
     }
-    hooks.progress();
   };
 
   /**
@@ -97,7 +95,6 @@ export async function runImport(
     if ('problem' in record) {
       counts.rejected += 1;
       await hooks.reject({ line: record.line, message: record.problem, input: record.input });
-      hooks.progress();
       continue;
     }
     const json = JSON.stringify(record.item);

@@ -35,21 +35,22 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
     throw new CliError(`cannot read ${options.file}: ${error instanceof Error ? error.message : String(error)}`, 2);
   }
 
+  await reachable(options.baseUrl);
+
   const counts: ImportCounts = { read: 0, accepted: 0, rejected: 0, failed: 0, bytesRead: 0 };
   const lines = readLines(options.file, { maxLineBytes: maxItemBytes, onBytes: (bytes) => (counts.bytesRead = bytes) });
   const records = options.format === 'csv' ? await csvRecords(options.kind, lines) : ndjsonRecords(lines);
   const rejects = RejectedLines.beside(options.file);
-  const progress = new ImportProgress(fileBytes, process.stderr.isTTY === true);
   const sink = clientSink(options);
+  const progress = new ImportProgress(fileBytes, process.stderr.isTTY === true, () => ({ counts, retries: sink.retries() }));
   const started = Date.now();
   let stoppedBefore: number | null;
   try {
     stoppedBefore = await runImport(records, sink, window, counts, {
       reject: (rejection) => rejects.write(rejection),
-      progress: () => progress.update(counts),
     });
   } finally {
-    progress.stop(counts);
+    progress.stop();
   }
   const { removedStale } = await rejects.close();
   const seconds = (Date.now() - started) / 1000;
@@ -70,6 +71,20 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
     if (removedStale) console.log(`nothing rejected: removed ${rejects.path} of an earlier import`);
   }
   return counts.rejected + counts.failed > 0 || stop !== null ? 1 : 0;
+}
+
+/**
+ * Fails at once when nothing answers at the URL (a typo, the service not started), where the client
+ * would retry every batch for minutes. Any HTTP reply will do: this is no health check.
+ */
+async function reachable(baseUrl: string): Promise<void> {
+  try {
+    const reply = await fetch(new URL('/livez', baseUrl), { signal: AbortSignal.timeout(15_000) });
+    await reply.body?.cancel();
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+    throw new CliError(`cannot reach the service at ${baseUrl}: ${cause}`);
+  }
 }
 
 /** The items of a CSV file, mapped by its header; a header that cannot map refuses the file. */
@@ -115,7 +130,8 @@ function clientSink(options: ImportOptions): ItemSink & { retries(): number } {
     flushAt: 100,
     flushIntervalMs: 0,
     maxQueueSize: window.items,
-    maxQueueBytes: window.bytes + maxItemBytes,
+    // The window is checked after an item is sent: room for one more, of any size a bulk body takes.
+    maxQueueBytes: window.bytes + 8 * 1024 * 1024,
     retryForMs,
     idempotencyKey: (batch) => keys.keyOf(batch.items),
     onError: (error: TrackingError) => {

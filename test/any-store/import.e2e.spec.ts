@@ -192,12 +192,16 @@ describe('tracking import (e2e)', function () {
     expect(await app.events()).to.have.length(0);
   });
 
-  it('stops at the first batch the service refuses whole (a wrong token), saying why', async () => {
-    const file = await input('users.ndjson', [JSON.stringify({ userId: 'w-1', attributes: {} })]);
+  it('stops at the first batch the service refuses whole (a wrong token), saying why, and counts every line sent as failed', async () => {
+    const file = await input('users.ndjson', Array.from({ length: 250 }, (_, i) => JSON.stringify({ userId: `w-${i}`, attributes: {} })));
     const result = await trackingImport(app, { ...account, accessToken: 'wrong-token' }, 'import', 'users', file);
     expect(result.code).to.equal(1);
-    expect(result.stdout).to.contain('0 accepted, 0 rejected, 1 failed').and.contain('HTTP 401');
-    expect((await rejections(file))[0]?.message).to.contain('HTTP 401');
+    expect(result.stdout).to.match(/: \d+ read, 0 accepted, 0 rejected, \d+ failed in /).and.contain('stopped early: users batch refused by the service').and.contain('HTTP 401');
+    const read = Number(/: (\d+) read/.exec(result.stdout)?.[1]);
+    const failed = await rejections(file);
+    expect(failed).to.have.length(read);
+    expect(failed[0]?.message).to.contain('HTTP 401');
+    expect(await app.events()).to.have.length(0);
   });
 });
 

@@ -29,7 +29,7 @@ export function trackingOnDataDir(dataDir: string, ...args: string[]): Promise<C
  * `tracking import <args>` as a user runs it against the service of `app`: over HTTP, with the
  * account's credentials in the environment and no database settings.
  */
-export function trackingImport(app: TestApp, account: Credentials, ...args: string[]): Promise<CliResult> {
+export function trackingImport(app: Pick<TestApp, 'baseUrl'>, account: Credentials, ...args: string[]): Promise<CliResult> {
   return runTracking(
     {
       TRACKING_URL: app.baseUrl,
