@@ -120,7 +120,8 @@ export async function deliver(batch: Batch, ctx: DeliveryContext): Promise<void>
       const elapsedMs = Date.now() - firstAttemptAt;
       const delayMs = ctx.policy.delayMs(attempts - 1, elapsedMs, verdict.retryAfterMs);
       if (delayMs === null) {
-        const waited = verdict.retryAfterMs === null ? '' : ` (Retry-After ${Math.ceil(verdict.retryAfterMs / 1000)} s is past the budget)`;
+        // Stopped before the budget was spent: the server asked for a wait past it.
+        const waited = elapsedMs < ctx.policy.retryForMs ? ` (Retry-After ${Math.ceil((verdict.retryAfterMs ?? 0) / 1000)} s is past the budget)` : '';
         const message = `${kind} batch not delivered within retryForMs after ${attempts} attempts over ${Math.round(elapsedMs / 1000)} s${waited}: ${verdict.message}`;
         return fail(verdict.status, attempts, message);
       }

@@ -20,6 +20,10 @@ export class RetryPolicy {
     private readonly random: () => number = Math.random,
   ) {}
 
+  get retryForMs(): number {
+    return this.timing.retryForMs;
+  }
+
   /** The jittered wait before retry number `retry` (0 for the first retry). */
   backoffMs(retry: number): number {
     const ceiling = Math.min(this.timing.maxDelayMs, this.timing.initialDelayMs * 2 ** retry);

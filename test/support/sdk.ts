@@ -1,0 +1,58 @@
+import { expect } from 'chai';
+import { TrackingClient, type ItemResult, type TrackingClientOptions } from '@tracking-ingestion/sdk';
+import type { Credentials, TestApp } from './app.js';
+
+/** A client of `account` at `baseUrl` (the service, or a TestProxy in front of it). */
+export function sdkClient(baseUrl: string, account: Credentials, options: Partial<TrackingClientOptions> = {}): TrackingClient {
+  return new TrackingClient({ baseUrl, licenseCode: account.licenseCode, accessToken: account.accessToken, ...options });
+}
+
+/** Asserts a `queued` result and returns its trackID. */
+export function queuedTrackId(result: ItemResult): string {
+  expect(result).to.have.property('status', 'queued');
+  return (result as { trackID: string }).trackID;
+}
+
+/** How many stored events carry each of `trackIds`, in the store's order of their first event. */
+export async function storedTimes(app: TestApp, trackIds: string[]): Promise<number[]> {
+  const counts = new Map<string, number>(trackIds.map((id) => [id, 0]));
+  for (const event of await app.events()) {
+    const id = String(event.metadata.trackId);
+    if (counts.has(id)) counts.set(id, (counts.get(id) as number) + 1);
+  }
+  return trackIds.map((id) => counts.get(id) as number);
+}
+
+/** The trackIDs of the stored events of `type`, in the store's order. */
+export async function storedTrackIds(app: TestApp, type?: string): Promise<string[]> {
+  return (await app.events()).filter((event) => !type || event.event_type === type).map((event) => String(event.metadata.trackId));
+}
+
+export type Outcome<T> = { state: 'pending' } | { state: 'resolved'; value: T } | { state: 'rejected'; error: unknown };
+
+/** Whether `promise` is settled already (without a turn of the event loop), and how. */
+export async function outcomeNow<T>(promise: Promise<T>): Promise<Outcome<T>> {
+  const pending = Symbol('pending');
+  try {
+    const value = await Promise.race([promise, Promise.resolve(pending)]);
+    return value === pending ? { state: 'pending' } : { state: 'resolved', value: value as T };
+  } catch (error) {
+    return { state: 'rejected', error };
+  }
+}
+
+/** Resolves once `condition()` holds, checking every 10 ms; fails naming `what` after `timeoutMs`. */
+export async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A gate a proxy can hold requests on: `open()` lets them through. */
+export function gate(): { until: Promise<void>; open(): void } {
+  let open!: () => void;
+  const until = new Promise<void>((resolve) => (open = resolve));
+  return { until, open };
+}
