@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `tracking` command: operator tasks (projections, audit, accounts). Built by `npm install`
+// The `tracking` command: operator tasks (projections, audit, accounts) and imports. Built by `npm install`
 // (prepare) or `npm run build`.
 import('../dist/src/cli/main.js').catch((error) => {
   if (error && error.code === 'ERR_MODULE_NOT_FOUND') {

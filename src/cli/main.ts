@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { accountsCommand } from './accounts.js';
 import { auditCommand } from './audit.js';
 import { CliError } from './context.js';
+import { importCommand } from './import.js';
+import { importUsage, importUsageLine } from './import-options.js';
 import { projectionsCommand } from './projections.js';
 
 const usage = `usage: tracking <command> [--json]
@@ -18,11 +20,14 @@ const usage = `usage: tracking <command> [--json]
                                   a new access token (printed once); ingest posts items only
   accounts revoke-token <license> <id>
                                   revoke one access token (not the account's last active one)
+${importUsageLine}
 
 Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.
-With no database in DATA_DIR, accounts create makes a new empty one; the other commands refuse.`;
+With no database in DATA_DIR, accounts create makes a new empty one; the other commands refuse.
+import talks to a running service over HTTP instead (tracking import --help for its options).`;
 
-async function main(): Promise<void> {
+/** Runs the command; resolves with the exit code. */
+async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {
@@ -30,23 +35,35 @@ async function main(): Promise<void> {
       help: { type: 'boolean', short: 'h', default: false },
       label: { type: 'string' },
       scope: { type: 'string' },
+      url: { type: 'string' },
+      license: { type: 'string' },
+      token: { type: 'string' },
+      format: { type: 'string' },
     },
   });
   const [command, ...args] = positionals;
   const json = values.json === true;
+  if (command === 'import') {
+    if (values.help) {
+      console.log(importUsage);
+      return 0;
+    }
+    const { url, license, token, format } = values;
+    return importCommand(args, { url, license, token, format, json });
+  }
   if (values.help || !command || command === 'help') {
     console.log(usage);
-    return;
+    return 0;
   }
-  if (command === 'projections') return projectionsCommand(args, json);
-  if (command === 'audit') return auditCommand(args, json);
-  if (command === 'accounts') return accountsCommand(args, { json, label: values.label, scope: values.scope });
-  throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
+  if (command === 'projections') await projectionsCommand(args, json);
+  else if (command === 'audit') await auditCommand(args, json);
+  else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope });
+  else throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
+  return 0;
 }
 
 try {
-  await main();
-  process.exit(0);
+  process.exit(await main());
 } catch (error) {
   if (error instanceof CliError) {
     console.error(`tracking: ${error.message}`);

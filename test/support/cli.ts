@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../src/paths.js';
-import type { TestApp } from './app.js';
+import type { Credentials, TestApp } from './app.js';
 
 const run = promisify(execFile);
 const node = join(projectRoot, 'node_modules', '.bin', 'node');
@@ -23,6 +23,23 @@ export function tracking(app: TestApp, ...args: string[]): Promise<CliResult> {
 /** `tracking <args>` on the embedded database of `dataDir`, as a user runs it without DATABASE_URL. */
 export function trackingOnDataDir(dataDir: string, ...args: string[]): Promise<CliResult> {
   return runTracking({ DATA_DIR: dataDir, LOG_FORMAT: 'json', DATABASE_URL: undefined, EVENTSTORE_URL: undefined }, args);
+}
+
+/**
+ * `tracking import <args>` as a user runs it against the service of `app`: over HTTP, with the
+ * account's credentials in the environment and no database settings.
+ */
+export function trackingImport(app: Pick<TestApp, 'baseUrl'>, account: Credentials, ...args: string[]): Promise<CliResult> {
+  return runTracking(
+    {
+      TRACKING_URL: app.baseUrl,
+      TRACKING_LICENSE_CODE: account.licenseCode,
+      TRACKING_ACCESS_TOKEN: account.accessToken,
+      DATABASE_URL: undefined,
+      EVENTSTORE_URL: undefined,
+    },
+    args,
+  );
 }
 
 /** `settings` are added to this process's environment; a setting given as undefined is removed from it. */
