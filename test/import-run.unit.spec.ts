@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ItemResult } from '@tracking-ingestion/sdk';
-import { batchKey, BatchKeys } from '../src/cli/import-keys.js';
+import { batchKey } from '../src/cli/import-keys.js';
 import type { ImportCounts } from '../src/cli/import-progress.js';
 import type { ImportRecord } from '../src/cli/import-record.js';
 import { RejectedLines } from '../src/cli/import-rejects.js';
@@ -12,30 +12,14 @@ import { runImport, type ItemSink } from '../src/cli/import-run.js';
 describe('import: batch keys, rejected lines and backpressure (unit)', () => {
   describe('batch keys', () => {
     const items = [{ userId: 'u1', attributes: {} }, { userId: 'u2', attributes: {} }];
-    const jsons = items.map((item) => JSON.stringify(item));
 
-    it('derives the same key from the same kind, first line and items, and another when any of them differs', () => {
-      const key = batchKey('users', 1, jsons);
+    it('derives the same key from the same kind, batch number and items, and another when any of them differs', () => {
+      const key = batchKey({ kind: 'users', sequence: 0, items });
       expect(key).to.match(/^import-[0-9a-f]{64}$/);
-      expect(batchKey('users', 1, jsons)).to.equal(key);
-      expect(batchKey('users', 2, jsons)).not.to.equal(key);
-      expect(batchKey('events', 1, jsons)).not.to.equal(key);
-      expect(batchKey('users', 1, [...jsons].reverse())).not.to.equal(key);
-    });
-
-    it('finds the first line of each batch from the items sent, skipping an item that went into no batch', () => {
-      const keys = new BatchKeys('users');
-      const sent = [
-        { line: 3, item: { userId: 'a', attributes: {} } },
-        { line: 4, item: { userId: 'refused', attributes: {} } },
-        { line: 7, item: { userId: 'b', attributes: {} } },
-        { line: 9, item: { userId: 'c', attributes: {} } },
-      ];
-      for (const { line, item } of sent) keys.sent(line, JSON.stringify(item));
-      const copies = (...indexes: number[]) => indexes.map((i) => structuredClone(sent[i]?.item));
-      expect(keys.keyOf(copies(0, 2))).to.equal(batchKey('users', 3, [sent[0], sent[2]].map((s) => JSON.stringify(s?.item))));
-      expect(keys.keyOf(copies(3))).to.equal(batchKey('users', 9, [JSON.stringify(sent[3]?.item)]));
-      expect(() => keys.keyOf([{ userId: 'never sent', attributes: {} }])).to.throw('was not sent by this import');
+      expect(batchKey({ kind: 'users', sequence: 0, items: structuredClone(items) })).to.equal(key);
+      expect(batchKey({ kind: 'users', sequence: 1, items })).not.to.equal(key);
+      expect(batchKey({ kind: 'events', sequence: 0, items })).not.to.equal(key);
+      expect(batchKey({ kind: 'users', sequence: 0, items: [...items].reverse() })).not.to.equal(key);
     });
   });
 

@@ -181,7 +181,7 @@ export class TrackingClient {
   #idempotencyKey(batch: Batch): string {
     const derive = this.#options.idempotencyKey;
     if (!derive) return randomUUID();
-    const key = derive({ kind: batch.kind, items: batch.entries.map((entry) => JSON.parse(entry.json) as Record<string, unknown>) });
+    const key = derive({ kind: batch.kind, sequence: batch.sequence, items: batch.entries.map((entry) => JSON.parse(entry.json) as Record<string, unknown>) });
     if (!validIdempotencyKey(key)) throw new TypeError(`the idempotencyKey option gave ${JSON.stringify(key)}: a key is 1 to 255 visible ASCII characters`);
     return key;
   }

@@ -14,6 +14,8 @@ export interface Entry {
 /** Items of one kind cut into one bulk request, in enqueue order. */
 export interface Batch {
   kind: ItemKind;
+  /** Its number among the batches of its kind, from 0 (BatchInfo.sequence). */
+  sequence: number;
   entries: Entry[];
   /** UTF-8 bytes of the JSON array body. */
   bytes: number;
@@ -42,6 +44,7 @@ export class KindQueue {
   private pendingBodyBytes = 2;
   private readonly ready: Batch[] = [];
   inFlight: Batch | null = null;
+  private batchesCut = 0;
 
   constructor(
     readonly kind: ItemKind,
@@ -60,7 +63,7 @@ export class KindQueue {
   /** Makes a batch of the entries not yet in one, if any. */
   cut(): void {
     if (this.pending.length === 0) return;
-    this.ready.push({ kind: this.kind, entries: this.pending, bytes: this.pendingBodyBytes });
+    this.ready.push({ kind: this.kind, sequence: this.batchesCut++, entries: this.pending, bytes: this.pendingBodyBytes });
     this.pending = [];
     this.pendingBodyBytes = 2;
   }

@@ -9,6 +9,12 @@ export type ItemResult = { status: 'queued'; trackID: string } | { status: 'erro
 /** A batch as the `idempotencyKey` option sees it: its kind and its items, in enqueue order. */
 export interface BatchInfo {
   kind: ItemKind;
+  /**
+   * The batch's number among the batches of its kind this client cut, from 0. Batches are cut by
+   * count and bytes in enqueue order (and by timed flushes unless flushIntervalMs is 0), so the
+   * same items queued in the same order with the same options get the same numbers.
+   */
+  sequence: number;
   items: readonly Record<string, unknown>[];
 }
 

@@ -5,8 +5,7 @@ import type { Rejection } from './import-rejects.js';
 
 /** Where the items go: the client's `send` for the import's kind, and its `flush`. */
 export interface ItemSink {
-  /** `json` is the item's JSON text, already made to measure it. */
-  send(item: Record<string, unknown>, line: number, json: string): Promise<ItemResult>;
+  send(item: Record<string, unknown>): Promise<ItemResult>;
   flush(): Promise<void>;
   /** Whether an error result is a batch that failed for good (not the item's own rejection). */
   failedBatch(message: string): boolean;
@@ -99,7 +98,7 @@ export async function runImport(
     }
     const json = JSON.stringify(record.item);
     const bytes = Buffer.byteLength(json);
-    held.push({ line: record.line, item: record.item, bytes, ...settling(sink.send(record.item, record.line, json)) });
+    held.push({ line: record.line, item: record.item, bytes, ...settling(sink.send(record.item)) });
     heldBytes += bytes;
     while ((held.length >= window.items || heldBytes >= window.bytes) && sink.stopReason() === null) {
       const oldest = held.shift() as Held;

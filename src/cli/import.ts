@@ -3,7 +3,7 @@ import { BatchFailedError, TrackingClient, type TrackingError } from '@tracking-
 import { CliError } from './context.js';
 import { kindFields } from './import-columns.js';
 import { csvRows } from './import-csv.js';
-import { BatchKeys } from './import-keys.js';
+import { batchKey } from './import-keys.js';
 import { readLines, type Line } from './import-lines.js';
 import { HeaderError, mapRow, parseHeader, type Column } from './import-mapping.js';
 import { ndjsonRecords } from './import-ndjson.js';
@@ -120,7 +120,6 @@ async function csvRecords(kind: ImportKind, lines: AsyncGenerator<Line>): Promis
  * (refused whole, or not delivered within the retry budget) stops the import: the next would too.
  */
 function clientSink(options: ImportOptions): ItemSink & { retries(): number } {
-  const keys = new BatchKeys(options.kind);
   const failedBatches = new Set<string>();
   let stop: string | null = null;
   const client = new TrackingClient({
@@ -133,7 +132,7 @@ function clientSink(options: ImportOptions): ItemSink & { retries(): number } {
     // The window is checked after an item is sent: room for one more, of any size a bulk body takes.
     maxQueueBytes: window.bytes + 8 * 1024 * 1024,
     retryForMs,
-    idempotencyKey: (batch) => keys.keyOf(batch.items),
+    idempotencyKey: batchKey,
     onError: (error: TrackingError) => {
       if (!(error instanceof BatchFailedError)) return;
       failedBatches.add(error.message);
@@ -141,10 +140,7 @@ function clientSink(options: ImportOptions): ItemSink & { retries(): number } {
     },
   });
   return {
-    send: (item, line, json) => {
-      keys.sent(line, json);
-      return client.send(options.kind, item);
-    },
+    send: (item) => client.send(options.kind, item),
     flush: () => client.flush(),
     failedBatch: (message) => failedBatches.has(message),
     stopReason: () => stop,
