@@ -15,6 +15,7 @@ import { fill, measureCatchUp, measureReadOnly, measureRebuild, storeHead, store
 import { printTable, type ProjectionRow, type Row, type VisibilityRow } from './report.js';
 import { measureVisibility } from './visibility.js';
 import { measureLeads, printLeads, type LeadsRow } from './leads.js';
+import { measureSdkMemory, measureSdkThroughput, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
 
 /*
  * `npm run bench`: the service (embedded PostgreSQL, fresh data directory) and an Express
@@ -23,8 +24,10 @@ import { measureLeads, printLeads, type LeadsRow } from './leads.js';
  * process from an empty checkpoint), a full rebuild of all four on a larger store, and how soon a
  * posted user is served by the read API under steady ingest.
  * Then, on a third: the leads list and search on an account of a million leads (bench/leads.ts).
+ * Then, on a fourth: the SDK's throughput against direct bulk posts, and the memory of a client
+ * holding a full queue (bench/sdk.ts).
  * Settings: BENCH_SCENARIOS (comma-separated, default all: ingest, apply, rebuild, visibility,
- * leads; the hello-world baseline always runs), BENCH_LEADS (1000000), BENCH_LEADS_REQUESTS (20), BENCH_CONNECTIONS (64), BENCH_DURATION seconds (10),
+ * leads, sdk; the hello-world baseline always runs), BENCH_SDK_EVENTS (30000), BENCH_LEADS (1000000), BENCH_LEADS_REQUESTS (20), BENCH_CONNECTIONS (64), BENCH_DURATION seconds (10),
  * BENCH_WARMUP seconds (2), BENCH_APPLY_EVENTS (250000), BENCH_REBUILD_EVENTS (1000000),
  * BENCH_VISIBILITY_RATE req/s (1000), BENCH_VISIBILITY_SECONDS (20), BENCH_DRAIN_LIMIT seconds (60:
  * the longest wait, after each ingest scenario and warm-up, for the service's projection workers to
@@ -46,7 +49,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-const allScenarios = ['ingest', 'apply', 'rebuild', 'visibility', 'leads'] as const;
+const allScenarios = ['ingest', 'apply', 'rebuild', 'visibility', 'leads', 'sdk'] as const;
 type ScenarioGroup = (typeof allScenarios)[number];
 
 function selectedScenarios(): Set<ScenarioGroup> {
@@ -71,6 +74,7 @@ const settings = {
   rebuildEvents: intEnv('BENCH_REBUILD_EVENTS', 1_000_000, 1_000),
   leads: intEnv('BENCH_LEADS', 1_000_000, 10_000),
   leadsRequests: intEnv('BENCH_LEADS_REQUESTS', 20, 1),
+  sdkEvents: intEnv('BENCH_SDK_EVENTS', 30_000, 1_000),
   visibilityRate: intEnv('BENCH_VISIBILITY_RATE', 1_000, 2),
   visibilitySeconds: intEnv('BENCH_VISIBILITY_SECONDS', 20, 1),
   // Longest wait for the service's projections to catch up after an ingest scenario.
@@ -402,12 +406,30 @@ async function leadsScenario(dataDir: string, adminToken: string, children: Chil
   }
 }
 
+/** The SDK scenario, on a data directory of its own, beside the service with PROJECTIONS=off. */
+async function sdkScenario(dataDir: string, adminToken: string, children: Child[]): Promise<{ rows: SdkRow[]; memory: SdkMemory }> {
+  const port = await freePort();
+  const serviceUrl = `http://127.0.0.1:${port}`;
+  const service = startChild('service (sdk)', join(root, 'dist', 'src', 'main.js'), serviceEnv(dataDir, port, adminToken, { PROJECTIONS: 'off' }), root);
+  children.push(service);
+  process.stderr.write(`starting the service for the sdk scenario (embedded PostgreSQL in ${dataDir})\n`);
+  try {
+    await waitHealthy(service, `${serviceUrl}/healthz`, 180_000);
+    const account = await createAccount(serviceUrl, adminToken, 'SDK');
+    const rows = await measureSdkThroughput({ serviceUrl, license: account.licenseCode, token: account.accessToken, events: settings.sdkEvents });
+    return { rows, memory: await measureSdkMemory(root) };
+  } finally {
+    process.stderr.write(`${service.name} stopped (SIGTERM): ${await stopChild(service, 60_000, dataDir)}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   const info = machine();
   const dataDir = await mkdtemp(join(tmpdir(), 'tracking-bench-'));
   const projectionsDir = await mkdtemp(join(tmpdir(), 'tracking-bench-projections-'));
   const spareDir = await mkdtemp(join(tmpdir(), 'tracking-bench-visibility-'));
   const leadsDir = await mkdtemp(join(tmpdir(), 'tracking-bench-leads-'));
+  const sdkDir = await mkdtemp(join(tmpdir(), 'tracking-bench-sdk-'));
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
   let failed = false;
@@ -452,12 +474,14 @@ async function main(): Promise<void> {
       : { projections: [], readModelProblems: [], visibility: null };
 
     const leads = selected.has('leads') ? await leadsScenario(leadsDir, adminToken, children) : [];
+    const sdk = selected.has('sdk') ? await sdkScenario(sdkDir, adminToken, children) : null;
 
     failed = printTable(info, settings, rows, children, projected);
     if (leads.length) printLeads(leads, settings.leads, settings.leadsRequests);
+    if (sdk && printSdk(sdk.rows, sdk.memory)) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems }]));
-      await writeFile(process.env.BENCH_JSON, `${JSON.stringify({ machine: info, settings, results: rows, ...projected, leads, logs }, null, 2)}\n`);
+      await writeFile(process.env.BENCH_JSON, `${JSON.stringify({ machine: info, settings, results: rows, ...projected, leads, sdk, logs }, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }
   } finally {
@@ -468,7 +492,7 @@ async function main(): Promise<void> {
       }
     } finally {
       // A service killed for hanging may have left its PostgreSQL running: stop those first.
-      for (const dir of [dataDir, projectionsDir, spareDir, leadsDir]) {
+      for (const dir of [dataDir, projectionsDir, spareDir, leadsDir, sdkDir]) {
         const pid = await postmasterPid(dir);
         try {
           if (pid !== null) process.kill(pid, 'SIGINT');
@@ -476,7 +500,7 @@ async function main(): Promise<void> {
           // Gone already.
         }
       }
-      for (const dir of [dataDir, projectionsDir, spareDir, leadsDir]) await rm(dir, { recursive: true, force: true });
+      for (const dir of [dataDir, projectionsDir, spareDir, leadsDir, sdkDir]) await rm(dir, { recursive: true, force: true });
     }
   }
   if (failed) process.exitCode = 1;
