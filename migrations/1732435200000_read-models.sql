@@ -27,7 +27,7 @@ CREATE FUNCTION iso_utc(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE STRIC
 $$;
 
 -- Leads: one row per profile, known (profile_kind 'user') or anonymous. System attributes of
--- spec 2.2 are typed columns; custom attributes are in `attributes` with their types.
+-- docs/spec.md 2.2 are typed columns; custom attributes are in `attributes` with their types.
 CREATE TABLE leads (
   account_id           uuid NOT NULL,
   profile_kind         text NOT NULL CHECK (profile_kind IN ('user', 'anonymous')),

@@ -1,5 +1,5 @@
 /**
- * The one error type of the service. `form` picks the reply shape of DESIGN 7:
+ * The one error type of the service. `form` picks the reply form (docs/decisions.md, Replies):
  * - 'request' (form A): `{ error, code }` for protocol-level problems;
  * - 'item'    (form B): `{ response: { status: "error", message } }` for invalid item content.
  */

@@ -41,7 +41,7 @@ describe('import: CSV columns, type inference and mapping (unit)', () => {
   });
 
   describe('fields of each kind, from schemas/', () => {
-    it('types the users system attributes as spec 2.2 does, with flat custom attribute keys', () => {
+    it('types the users system attributes as docs/spec.md 2.2 does, with flat custom attribute keys', () => {
       const users = kindFields('users');
       expect(users.fields.get('children')).to.equal('integer');
       expect(users.fields.get('opt_in_sms')).to.equal('boolean');

@@ -138,7 +138,7 @@ describe('lead fold: LeadBook (unit)', () => {
   });
 
   describe('a new profile', () => {
-    it('gets the spec defaults, with date_identified and created_at the receipt of its creating event', () => {
+    it('gets the defaults of docs/spec.md 2.2, with date_identified and created_at the receipt of its creating event', () => {
       const first = upserted({ userId: 'u-1' });
       const row = project([first]).user('u-1');
       expect(row).to.include({

@@ -46,7 +46,7 @@ function leadsColumns(): Map<string, { type: string; notNull: boolean }> {
   return columns;
 }
 
-describe('system attributes of spec 2.2 (unit)', () => {
+describe('system attributes of docs/spec.md 2.2 (unit)', () => {
   it('are the properties of schemas/user.json besides attributes, each sent as the JSON type of its spec type', () => {
     const properties = readJson('user.json').properties ?? {};
     expect(Object.keys(properties).filter((name) => name !== 'attributes')).to.have.members(systemAttributes.map((a) => a.name));
@@ -57,7 +57,7 @@ describe('system attributes of spec 2.2 (unit)', () => {
     }
   });
 
-  it('each have a leads column of their SQL type, NOT NULL exactly when spec 2.2 gives a default', () => {
+  it('each have a leads column of their SQL type, NOT NULL exactly when docs/spec.md 2.2 gives a default', () => {
     const columns = leadsColumns();
     for (const attribute of systemAttributes) {
       expect(columns.get(attribute.column), attribute.name).to.deep.equal({ type: sqlTypeOf[attribute.type], notNull: attribute.default !== undefined });

@@ -132,7 +132,7 @@ export const revokeToken = (license: string, id: string) => call<void>('DELETE',
 // ---- leads ----
 
 /**
- * A lead as the read API returns it: the ids, the names, every other system attribute of spec 2.2
+ * A lead as the read API returns it: the ids, the names, every other system attribute of docs/spec.md 2.2
  * under its own name (`email`, `opt_in_sms`, ...), the custom attributes with their registered types,
  * and the anonymous ids merged into it.
  */

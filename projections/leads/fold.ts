@@ -45,7 +45,7 @@ type Change = { key: string; attribute?: undefined; value: unknown } | { key: st
 
 const attributePrefix = 'attributes.';
 
-/** The leads column of a request field (firstName: first_name; spec 2.2 lists them in lowercase). */
+/** The leads column of a request field (firstName: first_name; docs/spec.md 2.2 lists them in lowercase). */
 const columnOfField = new Map(systemAttributes.map((a) => [a.name, a.column]));
 const columnOf = (field: string): string => columnOfField.get(field) ?? field;
 
@@ -207,7 +207,7 @@ export function searchTextOf(lead: LeadRow): string {
 const sixDigits = (instant: string): string => instant.replace(/\.(\d{1,6})Z$/, (_, f: string) => `.${f.padEnd(6, '0')}Z`);
 
 /**
- * The defaults of spec 2.2 by column: constants, and "current time at creation" as the creating
+ * The defaults of docs/spec.md 2.2 by column: constants, and "current time at creation" as the creating
  * event's receipt, so that a rebuild gives the same value.
  */
 function defaultsAtCreation(receivedAt: string): Record<string, unknown> {
@@ -216,7 +216,7 @@ function defaultsAtCreation(receivedAt: string): Record<string, unknown> {
   );
 }
 
-/** A profile as its first event creates it, with the defaults of spec 2.2. */
+/** A profile as its first event creates it, with the defaults of docs/spec.md 2.2. */
 function newLead(accountId: string, kind: ProfileKind, id: string, creator: RecordedEvent): LeadRow {
   const receivedAt = creator.metadata.receivedAt;
   return {

@@ -4,7 +4,7 @@ import { attributesUnderSpecNames, systemAttributes } from '../../src/spec/syste
 
 /** Columns read out as ISO UTC times with six fraction digits. */
 const timeColumns = [...systemAttributes.filter((a) => a.type === 'TIMESTAMPTZ').map((a) => a.column), 'created_at', 'changed_at'];
-/** System attributes of spec 2.2 other than the ids and names, under their spec names. */
+/** System attributes of docs/spec.md 2.2 other than the ids and names, under their names there. */
 export const leadSystemAttributes: readonly string[] = attributesUnderSpecNames.map((a) => a.column);
 const otherColumns = [
   'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'attributes', 'attribute_types',

@@ -1,7 +1,7 @@
 import type { Pool } from '../../src/db/pool.js';
 import { leadEvents, leadSystemAttributes, listLeadsSql, oneLead } from './queries-sql.js';
 
-/** Read queries on the leads model (DESIGN 8). */
+/** Read queries on the leads model (docs/api.md, Leads). */
 
 type LeadRecord = Record<string, unknown> & {
   profile_kind: string;

@@ -35,10 +35,10 @@ export interface ClientStats {
 /** An instant: an ISO 8601 date-time text, or a Date (sent as its ISO text, in UTC). */
 export type DateTime = string | Date;
 
-/** At least one of userId and anonymousId (spec 2.1, 2.2). */
+/** At least one of userId and anonymousId (docs/spec.md 2.1). */
 type Identity = { userId: string; anonymousId?: string } | { userId?: string; anonymousId: string };
 
-/** A custom attribute's value: the spec's four types are text, number, boolean and date (a date-time text). */
+/** A custom attribute's value: the four types of docs/spec.md 2.1 rule 6 are text, number, boolean and date (a date-time text). */
 export type AttributeValue = string | number | boolean;
 
 /** A user profile (schemas/user.json): identity, system attributes, and custom `attributes`. */

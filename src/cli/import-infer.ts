@@ -1,6 +1,6 @@
 import { looksLikeDateTime } from '../ingest/timestamps.js';
 
-/** The four types of a custom attribute (spec 2.1 rule 6, 8 Limits). */
+/** The four types of a custom attribute (docs/spec.md 2.1 rule 6, 8). */
 export const customTypes = ['number', 'string', 'boolean', 'datetime'] as const;
 export type CustomType = (typeof customTypes)[number];
 
@@ -35,7 +35,7 @@ function booleanOf(text: string): boolean | null {
 
 /**
  * A CSV cell's value and type, inferred: `true`/`false` (any case) a boolean, a decimal number a
- * number, an ISO 8601 date-time (the forms of spec 2.6, or with `Z`) a datetime, anything else a
+ * number, an ISO 8601 date-time (the forms of docs/spec.md 2.6, or with `Z`) a datetime, anything else a
  * string. A datetime stays the text it is: the service reads it as one.
  */
 export function inferCell(text: string): { value: CellValue; type: CustomType } {

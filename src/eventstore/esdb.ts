@@ -45,7 +45,7 @@ const idleFeedMs = 60_000;
 
 /**
  * The EventStore port on EventStoreDB (or KurrentDB), through `@eventstore/db-client`. The streams,
- * event ids and metadata are those of DESIGN 4. Events of one stream in an append are written in
+ * event ids and metadata are those of docs/events.md. Events of one stream in an append are written in
  * one atomic write; an append spanning several streams (a bulk request) writes each stream in
  * turn. Concurrent appends share the client's one batch-append gRPC call, so they are multiplexed
  * rather than waiting for each other's round trip. Projections read through catch-up

@@ -7,7 +7,7 @@
 /** The schema version written into the metadata of every new event. */
 export const schemaVersion = 1;
 
-/** Metadata carried by every stored event (DESIGN 4). */
+/** Metadata carried by every stored event (docs/events.md, Metadata and event ids). */
 export interface EventMetadata {
   trackId: string;
   /** Internal account id, never the license code. */
@@ -18,7 +18,7 @@ export interface EventMetadata {
   [key: string]: unknown;
 }
 
-/** The type of a custom attribute, decided by its first accepted use (DESIGN 6). */
+/** The type of a custom attribute, decided by its first accepted use (docs/decisions.md, Custom attributes). */
 export type AttributeType = 'number' | 'string' | 'boolean' | 'datetime';
 
 export type AttributeValue = string | number | boolean;
@@ -27,7 +27,7 @@ export type AttributeValue = string | number | boolean;
 export type UserUpsertedData = {
   userId?: string;
   anonymousId?: string;
-  /** `firstName`, `lastName` and the system attributes of spec 2.2, as sent. */
+  /** `firstName`, `lastName` and the system attributes of docs/spec.md 2.2, as sent. */
   profile: Record<string, unknown>;
   attributes: Record<string, AttributeValue>;
   attributeTypes: Record<string, AttributeType>;
@@ -78,7 +78,7 @@ export interface EventDataOf {
   ProductEventTracked: ProductEventTrackedData;
 }
 
-/** Every event type the service stores (DESIGN 4). */
+/** Every event type the service stores (docs/events.md, Event types). */
 export const eventTypes = ['UserUpserted', 'ProfilesMerged', 'EventTracked', 'ProductSubmitted', 'ProductEventTracked'] as const satisfies readonly (keyof EventDataOf)[];
 
 export type EventType = (typeof eventTypes)[number];
@@ -126,7 +126,7 @@ export function fromStored(stored: StoredEvent): TrackingEvent & { metadata: Eve
   return { type: stored.type, data: stored.data, metadata: stored.metadata } as TrackingEvent & { metadata: EventMetadata };
 }
 
-/** Stream names carry the internal account id, never the license code (DESIGN 4). */
+/** Stream names carry the internal account id, never the license code (docs/events.md, Streams). */
 export const streams = {
   user: (accountId: string, userId: string): string => `user-${accountId}-${userId}`,
   anonymous: (accountId: string, anonymousId: string): string => `anonymous-${accountId}-${anonymousId}`,

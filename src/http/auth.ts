@@ -71,7 +71,7 @@ export type AuthServices = Pick<Services, 'accounts' | 'sessions' | 'config' | '
 
 const adminHashOf = (services: AuthServices): Buffer | null => (services.config.adminToken ? hashToken(services.config.adminToken) : null);
 
-/** Ingest authentication (spec 5): license code in the path, an access token of that account (either scope). Never a cookie. */
+/** Ingest authentication (docs/spec.md 5): license code in the path, an access token of that account (either scope). Never a cookie. */
 export function ingestAuth(accounts: AccountDirectory): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = presentedToken(req.get('authorization'));

@@ -42,7 +42,7 @@ function rawReply(status: number, error: string): string {
 }
 
 /**
- * The HTTP server of the service, with its time limits, and form A JSON replies (DESIGN 7) for the
+ * The HTTP server of the service, with its time limits, and form A JSON replies (docs/decisions.md, Replies) for the
  * errors Node answers itself: headers over its limit (431), a request not received in time (408),
  * a request it cannot parse (400).
  */

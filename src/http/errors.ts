@@ -30,7 +30,7 @@ function clientErrorText(status: number): string {
 }
 
 /**
- * Maps every error to a reply of DESIGN 7; the unexpected is logged and answered 500 without
+ * Maps every error to a reply form of docs/decisions.md, Replies; the unexpected is logged and answered 500 without
  * details. Requests refused because the store is unavailable are logged by the app's StoreOutage.
  */
 export function errorHandler(log: Logger, metrics?: Metrics) {

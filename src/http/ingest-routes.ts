@@ -28,7 +28,7 @@ function singleObject(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-/** The ingest endpoints under /v1/accounts/:license: the five of spec 4, and a bulk form of each kind. */
+/** The ingest endpoints under /v1/accounts/:license: the five of docs/spec.md 4, and a bulk form of each kind. */
 export function ingestRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
   const auth = ingestAuth(services.accounts);

@@ -33,7 +33,7 @@ function stringQuery(req: Request, name: string): string | undefined {
   return value;
 }
 
-/** The read API of DESIGN 8 under /admin/v1/accounts/:license: the read models, never the event log. */
+/** The read API (docs/api.md) under /admin/v1/accounts/:license: the read models, never the event log. */
 export function readRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
   router.use(serverTiming);

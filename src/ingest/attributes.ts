@@ -5,7 +5,7 @@ export type { AttributeType } from '../eventstore/events.js';
 
 /**
  * Type of a custom attribute value that passed the schema (string, number or boolean). A string in
- * the form of an ISO date-time is a datetime (DESIGN 6).
+ * the form of an ISO date-time is a datetime (docs/decisions.md, Custom attributes).
  */
 export function attributeType(value: AttributeValue): AttributeType {
   if (typeof value === 'number') return 'number';

@@ -23,7 +23,7 @@ export function checkIdentities(ids: Record<string, string | null | undefined>):
   return null;
 }
 
-/** The spec fixes this reply for a product item whose productId is missing or empty. */
+/** docs/spec.md 2.5 and 4.5 fix this reply for a product item whose productId is missing or empty. */
 export const emptyProductIdMessage = 'productId cannot be empty';
 
 /** Whether a productId is missing, null or only white space: the item gets emptyProductIdMessage. */

@@ -36,8 +36,8 @@ interface ProductEventItem {
 interface SingleItemRule<Item, T extends EventType> {
   schema: SchemaName;
   /**
-   * Where the empty-productId rule applies: 'first' ahead of every other check (the spec fixes
-   * the reply of a product event without a productId), 'after schema' once the schema holds.
+   * Where the empty-productId rule applies: 'first' ahead of every other check (docs/spec.md 4.5
+   * fixes the reply of a product event without a productId), 'after schema' once the schema holds.
    */
   productId?: 'first' | 'after schema';
   /** The ids that must be usable identities. */
@@ -48,7 +48,7 @@ interface SingleItemRule<Item, T extends EventType> {
 
 const rule = <Item, T extends EventType>(r: SingleItemRule<Item, T>): SingleItemRule<Item, T> => r;
 
-/** The endpoints of spec 4 that store one event per item, and how. */
+/** The endpoints of docs/spec.md 4 that store one event per item, and how. */
 export const singleItemRules = {
   events: rule<EventItem, 'EventTracked'>({
     schema: 'event',

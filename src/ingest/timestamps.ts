@@ -1,7 +1,7 @@
 /**
- * ISO 8601 date-times as the spec uses them (2.6): `YYYY-MM-DDThh:mm:ss`, optional fractional
- * seconds, then no zone (read as UTC), `Z`, or a numeric offset `+hhmm` / `+hh:mm`. A bare `+hh`
- * is refused: `Date` cannot read it and it is easily a typo.
+ * ISO 8601 date-times as docs/spec.md 2.6 uses them, and as docs/decisions.md (Times) widens them:
+ * `YYYY-MM-DDThh:mm:ss`, optional fractional seconds, then no zone (read as UTC), `Z`, or a numeric
+ * offset `+hhmm` / `+hh:mm`. A bare `+hh` is refused: `Date` cannot read it and it is easily a typo.
  */
 const shape = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/;
 

@@ -103,7 +103,7 @@ function operationObject(operation: OperationDoc): JsonObject {
 }
 
 const tags: JsonObject[] = [
-  { name: 'Ingest', description: 'Items posted by SDK clients (spec 4): each reply comes once the item is stored.' },
+  { name: 'Ingest', description: 'Items posted by SDK clients (users, events, products, product events; singly or in bulk): each reply comes once the item is stored.' },
   { name: 'Sessions', description: "The dashboard's sign-in: an HttpOnly session cookie." },
   { name: 'Accounts', description: 'Operators: accounts and their first access token.' },
   { name: 'Access tokens', description: "An account's access tokens: up to 20 active, each with a label and a scope." },
@@ -115,7 +115,7 @@ const tags: JsonObject[] = [
 
 const overview = `Every reply is JSON unless said otherwise. An item is acknowledged only once it is stored.
 
-Replies (DESIGN 7): an item stored is \`{ "response": { "status": "queued", "trackID" } }\`; a bulk request is answered 200 with one such result per element, a refused element being \`{ "status": "error", "message" }\`. An invalid single item gets 400 form B \`{ "response": { "status": "error", "message" } }\`, the message naming the field. Every other error is form A \`{ "error", "code" }\`: also an unknown path (404), a request the HTTP server cannot read (400), headers over 16 KiB (431), and a request not received in full in time (408).
+Replies: an item stored is \`{ "response": { "status": "queued", "trackID" } }\`; a bulk request is answered 200 with one such result per element, a refused element being \`{ "status": "error", "message" }\`. An invalid single item gets 400 form B \`{ "response": { "status": "error", "message" } }\`, the message naming the field. Every other error is form A \`{ "error", "code" }\`: also an unknown path (404), a request the HTTP server cannot read (400), headers over 16 KiB (431), and a request not received in full in time (408).
 
 Headers: \`Authorization\` (an access token or the admin token, \`Bearer\` optional); \`Idempotency-Key\` on ingest, answered with \`Idempotent-Replayed: true\` on a replay; \`Content-Encoding\` (gzip, deflate, br) on any JSON body; \`RateLimit-Policy\`, \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` on ingest replies while rate limits are on, and \`Retry-After\` on 429 and on a 503 of a busy process; \`Server-Timing: app;dur=<ms>\` on the read API's replies; the session cookie \`tracking_session\` of the dashboard.`;
 

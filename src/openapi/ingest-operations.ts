@@ -4,7 +4,10 @@ import { rateLimitHeaders, replayed, responseRef } from './components.js';
 import { schemaRef, type Json } from './json.js';
 import { jsonReply, type Example, type OperationDoc } from './operation.js';
 
-/** The ingest endpoints (spec 4, DESIGN 7) under /v1/accounts/:license, single and bulk. */
+/**
+ * The ingest endpoints (docs/spec.md 4) under /v1/accounts/:license, single and bulk; their replies
+ * are those of docs/decisions.md, Replies.
+ */
 
 interface Kind {
   endpoint: 'users' | 'events' | 'products' | 'productsevents';
@@ -23,7 +26,7 @@ const kinds: Kind[] = [
     name: 'user profile',
     summary: 'Send a user profile',
     description:
-      'A profile with a `userId`, an `anonymousId` or both (both: the anonymous profile is merged into the known user). System attributes of spec 2.2 at the top ' +
+      'A profile with a `userId`, an `anonymousId` or both (both: the anonymous profile is merged into the known user). System attributes (`email`, `phone`, `opt_in_sms`, ...) at the top ' +
       'level, custom ones in `attributes` (string, number, boolean; a string in date-time form is a datetime); a custom attribute keeps the type it was first sent with.',
     examples: {
       known: { userId: 'u-42', firstName: 'Ann', email: 'ann@example.com', opt_in_sms: false, attributes: { membership_level: 'gold', last_login: '2024-05-01T10:00:00Z' } },

@@ -4,7 +4,7 @@ import type { Json, JsonObject } from './json.js';
 export type Access =
   /** Anyone. */
   | 'public'
-  /** An access token of the path's account (spec 5); never a cookie. */
+  /** An access token of the path's account (docs/spec.md 5); never a cookie. */
   | 'ingest'
   /** An `ingest+read` token or session of the path's account, or operator credentials. */
   | 'account'

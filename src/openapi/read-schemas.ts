@@ -15,7 +15,7 @@ const endpoints = ['users', 'users/bulk', 'events', 'events/bulk', 'products', '
 
 const jsonTypeOf: Record<SystemAttributeType, string> = { STRING: 'string', INT: 'integer', INT4: 'integer', BOOL: 'boolean', TIMESTAMPTZ: 'string' };
 
-/** A lead's system attributes under their spec 2.2 names (src/spec/system-attributes.ts): null until sent, unless they have a default. */
+/** A lead's system attributes under their docs/spec.md 2.2 names (src/spec/system-attributes.ts): null until sent, unless they have a default. */
 const systemAttributeProperties: Record<string, JsonObject> = Object.fromEntries(
   attributesUnderSpecNames.map((attribute) => {
     const type = jsonTypeOf[attribute.type];
@@ -73,7 +73,7 @@ export const readSchemas: Record<string, JsonObject> = {
       updatedAt: instant,
       version: { type: 'integer' },
     },
-    { description: 'A lead: a known user (userId) or an anonymous profile, with every system attribute of spec 2.2.' },
+    { description: 'A lead: a known user (userId) or an anonymous profile, with every system attribute of a user profile.' },
   ),
   LeadPage: closedObject({
     leads: { type: 'array', items: schemaRef('Lead'), description: 'Newest first.' },

@@ -2,7 +2,7 @@ import { tokenScopes } from '../access-tokens.js';
 import { maxBulkItems } from '../http/ingest-routes.js';
 import { closedObject, orNull, schemaRef, type JsonObject } from './json.js';
 
-/** The reply shapes of DESIGN 7 (ingest and errors), and those of sessions, accounts and tokens. */
+/** The reply shapes of ingest and errors (docs/decisions.md, Replies), and those of sessions, accounts and tokens. */
 
 const text = { type: 'string' };
 const instant = { type: 'string', format: 'date-time' };

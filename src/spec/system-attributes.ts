@@ -1,13 +1,13 @@
 /**
- * The system attributes of a user (spec 2.2): the one list that the schema check, the date-time
+ * The system attributes of a user (docs/spec.md 2.2): the one list that the schema check, the date-time
  * instants of ingest, the leads columns and the read API follow. `schemas/user.json` and the leads
  * table of the read-models migration are held against it by test/system-attributes.unit.spec.ts.
  */
 
-/** The types of spec 2.2. INT and INT4 are both a PostgreSQL integer. */
+/** The types of docs/spec.md 2.2. INT and INT4 are both a PostgreSQL integer. */
 export type SystemAttributeType = 'STRING' | 'INT' | 'INT4' | 'BOOL' | 'TIMESTAMPTZ';
 
-/** A default of spec 2.2: a constant, or the time the profile was created (its first event's receipt). */
+/** A default of docs/spec.md 2.2: a constant, or the time the profile was created (its first event's receipt). */
 export type SystemAttributeDefault = { value: string | number | boolean } | 'creation time';
 
 export interface SystemAttribute {
@@ -72,7 +72,7 @@ export const profileAttributes: readonly SystemAttribute[] = systemAttributes.fi
 export const systemDateTimes: readonly string[] = systemAttributes.filter((a) => a.type === 'TIMESTAMPTZ').map((a) => a.name);
 
 /**
- * The attributes a lead shows under their spec 2.2 names (`email`, `opt_in_sms`, ...): all but the
+ * The attributes a lead shows under their docs/spec.md 2.2 names (`email`, `opt_in_sms`, ...): all but the
  * two ids and the two names, whose request and column names differ.
  */
 export const attributesUnderSpecNames: readonly SystemAttribute[] = systemAttributes.filter((a) => a.name === a.column);

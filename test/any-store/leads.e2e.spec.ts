@@ -12,7 +12,7 @@ import { attributesUnderSpecNames } from '../../src/spec/system-attributes.js';
 
 const admin = `Bearer ${adminToken}`;
 
-/** The system attributes of spec 2.2 as the lead JSON names them. */
+/** The system attributes of docs/spec.md 2.2 as the lead JSON names them. */
 const systemAttributes = attributesUnderSpecNames.map((a) => a.name);
 
 const microsecondTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

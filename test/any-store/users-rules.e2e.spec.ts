@@ -11,7 +11,7 @@ describe('users: system and custom attributes (e2e)', () => {
   const user = (fields: Record<string, unknown>, attributes: unknown = {}): Record<string, unknown> => ({ userId: 'u-1', ...fields, attributes });
   const rejected = (body: unknown): Promise<string> => storesNothing(app, async () => itemError(await app.ingest(account, 'users', body)));
 
-  it('accepts system attributes of their spec 2.2 types and stores them as sent', async () => {
+  it('accepts system attributes of their docs/spec.md 2.2 types and stores them as sent', async () => {
     const profile = { children: 2, opt_in_sms: false, opt_in_email: true, birth_date: '1990-05-01T00:00:00Z', points: 10, phone: '+4930123' };
     const trackID = queued(await app.ingest(account, 'users', user(profile)));
     const stored = (await app.events()).find((event) => event.event_id === trackID);

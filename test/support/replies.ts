@@ -70,7 +70,7 @@ export async function storesNothing<T>(app: TestApp, work: () => Promise<T>): Pr
   return result;
 }
 
-/** Asserts the metadata every event carries (DESIGN 4): the trackID, the account id, receivedAt, schemaVersion. */
+/** Asserts the metadata every event carries (docs/events.md, Metadata and event ids): the trackID, the account id, receivedAt, schemaVersion. */
 export function expectMetadata(event: StoredEvent | undefined, trackID: string): void {
   expect(event?.metadata).to.include({ trackId: trackID, schemaVersion: 1 });
   expect(event?.metadata.accountId).to.be.a('string').and.match(uuidPattern);

@@ -15,7 +15,7 @@ function shown(value: unknown): string {
 }
 
 /**
- * One lead: every system attribute of spec 2.2, its custom attributes with their registered types,
+ * One lead: every system attribute of docs/spec.md 2.2, its custom attributes with their registered types,
  * the anonymous ids merged into it and its timeline (profiles sent and events, latest first).
  */
 export function LeadPage({ license, params }: PageProps) {
