@@ -42,12 +42,16 @@ export async function lastPosition(db: pg.ClientBase): Promise<string | null> {
   return (await db.query<{ p: string | null }>('SELECT max(global_position)::text AS p FROM events')).rows[0]?.p ?? null;
 }
 
-/** The events stored after `position` (null: all), as templates. */
-export async function storedRowsAfter(db: pg.ClientBase, columns: string[], position: string | null): Promise<Template> {
+/**
+ * The events stored after `position` (null: all), as templates; with `trackIds`, only those of
+ * these items (the trackIDs of a reply): others may have been committed meanwhile.
+ */
+export async function storedRowsAfter(db: pg.ClientBase, columns: string[], position: string | null, trackIds: string[] | null = null): Promise<Template> {
   const { rows } = await db.query<{ cells: (string | null)[] }>({
     text: `SELECT ARRAY[${columns.map((c) => `${quoteIdent(c)}::text`).join(', ')}] AS cells FROM events
-           WHERE global_position > coalesce($1::bigint, 0) ORDER BY global_position`,
-    values: [position],
+           WHERE global_position > coalesce($1::bigint, 0) AND ($2::text[] IS NULL OR metadata->>'trackId' = ANY($2))
+           ORDER BY global_position`,
+    values: [position, trackIds],
   });
   const streamColumn = columns.indexOf('stream_name');
   const idColumn = columns.indexOf('event_id');

@@ -1,6 +1,7 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { allQueued, bulkBodies, type BulkKind } from './bodies.js';
 import { CeilingRows, createScratchTable, dropScratch, lastPosition, storedRowsAfter, writableColumns, type Template, type WriteMethod } from './ceiling-rows.js';
@@ -78,7 +79,24 @@ async function templateOf(kind: BulkKind, db: pg.Client, serviceUrl: string, acc
   });
   const reply = await response.text();
   if (response.status !== 200 || !allQueued(reply)) throw new Error(`ceilings: POST ${kind}/bulk answered ${response.status}: ${reply.slice(0, 300)}`);
-  return storedRowsAfter(db, columns, head);
+  const results = (JSON.parse(reply) as { response?: { trackID?: string }[] }).response ?? [];
+  const trackIds = results.map((r) => r.trackID).filter((id) => id !== undefined);
+  return storedRowsAfter(db, columns, head, trackIds);
+}
+
+/**
+ * Waits until nothing has been appended for a second: requests of the scenario before, in flight
+ * when its load stopped, are still being stored, and the ceiling is of PostgreSQL alone.
+ */
+async function settled(db: pg.Client): Promise<void> {
+  let last = await lastPosition(db);
+  let quietSince = performance.now();
+  while (performance.now() - quietSince < 1_000) {
+    interrupted.throwIfAborted();
+    await sleep(200);
+    const now = await lastPosition(db);
+    if (now !== last) [last, quietSince] = [now, performance.now()];
+  }
 }
 
 interface Measured {
@@ -163,6 +181,7 @@ export class WriteCeilingMeter {
     setPhase(`ceilings: ${kind} rows`);
     const { options, clients } = this;
     const db = clients[0] as pg.Client;
+    await settled(db);
     const template = await templateOf(kind, db, options.serviceUrl, options.account, this.columns);
     for (const method of ['INSERT', 'COPY'] as const) {
       // A fresh copy of the table each time, and the dirty pages of whatever ran before flushed first.
