@@ -20,9 +20,9 @@ import { root, say, selected, settings } from './settings.js';
  * projection a backlog to catch up on first:
  *  1. as `npm start` runs it (projections in its process): users single and bulk, then the import;
  *  2. PROJECTIONS=off beside a worker process (`npm run worker`): users single and bulk;
- *  3. PROJECTIONS=off alone (the targets' figures): the hello-world, every single-item scenario,
- *     then for each bulk kind its write ceiling (PostgreSQL alone, the service idle) and its
- *     bulk scenario, each ceiling close in time to what is judged against it.
+ *  3. PROJECTIONS=off alone (the targets' figures): for each single-item scenario the hello-world
+ *     then the scenario; for each bulk kind its write ceiling (PostgreSQL alone, the service idle)
+ *     then its bulk scenario: each ceiling close in time to what is judged against it.
  * Each way gets its own account, so no scenario updates another's profiles.
  */
 
@@ -134,13 +134,14 @@ export async function ingestGroups(dataDir: string, adminToken: string, children
       }
       say(`worker stopped (SIGTERM): ${await stopChild(worker, 60_000)}`);
     }
-    // Each ceiling right before the scenarios judged against it, the machine's speed swinging.
-    results.rows.push(await measureBaseline(children));
+    // Each ceiling right before the scenario judged against it, the machine's speed swinging.
     const alone = await createAccount(service.url, adminToken, 'PROJECTIONS=off');
     const config = 'PROJECTIONS=off';
     const target = await serviceTarget(service, alone, null, null);
-    if (ingest) {
-      for (const scenario of singleScenarios(alone.licenseCode, config, ['users', 'events', 'productsevents'])) results.rows.push(await measure(scenario, target));
+    if (!ingest) results.rows.push(await measureBaseline(children));
+    for (const scenario of ingest ? singleScenarios(alone.licenseCode, config, ['users', 'events', 'productsevents']) : []) {
+      results.rows.push(await measureBaseline(children));
+      results.rows.push(await measure(scenario, target));
     }
     const meter = ceilings
       ? await WriteCeilingMeter.open({

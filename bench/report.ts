@@ -121,7 +121,7 @@ export function printIngest(machine: Record<string, string | number>, settings: 
     r.projectionsDrain === null ? '-' : `${r.projectionsDrain.drained ? '' : '>'}${r.projectionsDrain.seconds.toFixed(1)}`,
   ]);
   console.log(table(header, lines));
-  console.log('(req/s: mean of per-second samples; vs ceiling: single items req/s over the hello-world\'s, bulk items/s over the raw write');
+  console.log('(req/s: mean of per-second samples; vs ceiling: single items req/s over the hello-world\'s measured last before, bulk items/s over the raw write');
   console.log(' ceiling of the same kind of rows; CPU in cores over the measured window; not queued includes non-2xx; CPU other: the rest');
   console.log(' of the machine\'s busy time meanwhile: kernel threads (network, io_uring, writeback) and other processes; proj. lag s: how long');
   console.log(' the projections (in the service, or in the worker) took after the load to apply what it stored; the bench waits for them)');

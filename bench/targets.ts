@@ -28,10 +28,14 @@ const goals = {
 
 /** Sets each scenario's ratio: single items to the hello-world, bulk, import and projections to the write ceiling. */
 export function applyCeilings(results: Results): void {
-  const baseline = results.rows.find((r) => r.config === 'baseline');
+  // A single-item row's ceiling: the hello-world measured last before it (the first, for rows before any).
+  let baseline = results.rows.find((r) => r.config === 'baseline');
   const { ceilings } = results;
   for (const row of results.rows) {
-    if (row.config === 'baseline') continue;
+    if (row.config === 'baseline') {
+      baseline = row;
+      continue;
+    }
     if (row.bulkKind === null && baseline) {
       row.ceiling = { ceiling: 'hello-world', ceilingPerSec: baseline.reqPerSec, ratio: row.reqPerSec / baseline.reqPerSec };
     } else if (row.bulkKind !== null && ceilings) {
