@@ -56,16 +56,47 @@ export function productEventBody(n: number): string {
   });
 }
 
+function product(productId: string, n: number): Record<string, unknown> {
+  return {
+    productId,
+    userId: `bench-${run}-e${n % 50_000}`,
+    properties: { name: `Shoe ${n % 5_000}`, price: 49.9, currency: 'EUR', category: 'shoes', stock: n % 40 },
+  };
+}
+
 const idMark = '@ID@';
 
 /**
- * Bulk bodies of `size` users. Serialised once with a marker in every userId and joined with the
- * request number at run time, so that building a 30 kB body costs the load generator little.
+ * Bulk bodies of `size` items, `item(i, mark)` being the i-th with `mark` in its ids. Serialised once
+ * and joined at run time with `markOf(request number)`, so that building a 30 kB body costs the
+ * load generator little.
  */
-export function bulkBodies(size: number): (n: number) => string {
-  const users = Array.from({ length: size }, (_, i) => user(i, `bench-${run}-b${idMark}-${i}`));
-  const parts = JSON.stringify(users).split(idMark);
-  return (n) => parts.join(String(n));
+function bulkOf(size: number, item: (i: number, mark: string) => Record<string, unknown>, markOf: (n: number) => string): (n: number) => string {
+  const parts = JSON.stringify(Array.from({ length: size }, (_, i) => item(i, idMark))).split(idMark);
+  return (n) => parts.join(markOf(n));
+}
+
+// Pools of 500 bodies for the kinds that write to known streams: 64 requests in flight rarely share
+// a stream, whose lock they would queue on.
+const pooled = (n: number): string => String(n % 500);
+
+/** The item of each bulk kind, with the mark in its ids. */
+const bulkItems = {
+  // Every profile new: a stream each, as an import makes them.
+  users: (i: number, mark: string) => user(i, `bench-${run}-b${mark}-${i}`),
+  // 50,000 known users.
+  events: (i: number, mark: string) => ({ ...(JSON.parse(eventBody(i)) as Record<string, unknown>), userId: `bench-${run}-e${mark}-${i}` }),
+  // 50,000 products, each submitted again and again.
+  products: (i: number, mark: string) => product(`sku-${run}-${mark}-${i}`, i),
+  productsevents: (i: number, mark: string) => ({ ...(JSON.parse(productEventBody(i)) as Record<string, unknown>), productId: `sku-${run}-${mark}-${i}` }),
+};
+
+export type BulkKind = keyof typeof bulkItems;
+export const bulkKinds: BulkKind[] = ['users', 'events', 'products', 'productsevents'];
+
+/** Bulk bodies of `size` items of a kind for request n: users all new, the other kinds over pools. */
+export function bulkBodies(kind: BulkKind, size: number): (n: number) => string {
+  return bulkOf(size, bulkItems[kind], kind === 'users' ? String : pooled);
 }
 
 /** True when a single-item reply says queued. */

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { postmasterPid } from './cpu.js';
+import { watchRss, type RssPeak } from './rss.js';
 
 /** A server started by the bench as a child process, with the tail of its output kept for the report. */
 export interface Child {
@@ -10,6 +11,8 @@ export interface Child {
   problems: string[];
   problemCount: number;
   exited: Promise<number | null>;
+  /** Its resident memory at the highest sample so far. */
+  rss: RssPeak;
 }
 
 const live = new Set<Child>();
@@ -42,7 +45,8 @@ function isProblem(line: string): boolean {
 export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string, { ipc = false } = {}): Child {
   const child = spawn(process.execPath, [script], { cwd, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const entry: Child = { name, process: child, problems: [], problemCount: 0, exited };
+  const rss: RssPeak = child.pid === undefined ? { maxBytes: null, during: '-', samples: 0 } : watchRss(child.pid, exited);
+  const entry: Child = { name, process: child, problems: [], problemCount: 0, exited, rss };
   live.add(entry);
   void exited.then(() => live.delete(entry));
   const carry = { out: '', err: '' };

@@ -1,6 +1,10 @@
-import type pg from 'pg';
+import pg from 'pg';
+import type { Child } from './children.js';
 import { fillLeads, knownLead, rareLastName } from './leads-fill.js';
+import { storeUrl } from './projections.js';
 import { table } from './report.js';
+import { setPhase } from './rss.js';
+import { createAccount, startService, stopService } from './service.js';
 
 /**
  * The leads scenario: one account filled with BENCH_LEADS leads (1,000,000) and another with a
@@ -115,4 +119,22 @@ export function printLeads(rows: LeadsRow[], leads: number, requests: number): v
     ),
   );
   console.log('(server time: the reply\'s Server-Timing app;dur, from the read router to the reply; a term of 1 or 2 characters that few leads match has no trigram to look up: its reply walks at most 50,000 leads and gives a cursor to go on)');
+}
+
+/** The leads group, on a data directory of its own, beside the service with PROJECTIONS=off. */
+export async function leadsGroup(dataDir: string, adminToken: string, children: Child[], leads: number, requests: number): Promise<LeadsRow[]> {
+  setPhase('leads');
+  const service = await startService('service (leads)', dataDir, adminToken, children, { projections: false });
+  const db = new pg.Pool({ connectionString: await storeUrl(dataDir), max: 1 });
+  db.on('error', () => undefined);
+  try {
+    const [account, other] = [await createAccount(service.url, adminToken, 'Leads'), await createAccount(service.url, adminToken, 'Other')];
+    const idOf = async (license: string): Promise<string> =>
+      (await db.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [license])).rows[0]?.id ?? '';
+    const common = { serviceUrl: service.url, license: account.licenseCode, token: account.accessToken, leads, requests, db };
+    return await measureLeads({ ...common, accountId: await idOf(account.licenseCode), otherAccountId: await idOf(other.licenseCode) });
+  } finally {
+    await db.end();
+    await stopService(service);
+  }
 }

@@ -77,9 +77,9 @@ export async function storeFacts(db: pg.Pool): Promise<StoreFacts> {
 }
 
 /**
- * Reference point of the projection rows: the catch-up read alone (store.readAll in batches of the
- * worker's size, every payload, nothing applied), by one reader, for at most `limitSeconds`. No
- * projection can be faster than the read it starts with.
+ * The raw read ceiling: the catch-up read alone (store.readAll, the worker's query, in batches of
+ * the worker's size, every payload decoded, nothing applied), by one reader, for at most
+ * `limitSeconds`. No projection can be faster than the read it starts with.
  */
 export async function measureReadOnly(url: string, total: number, limitSeconds: number, batchSize = 0): Promise<ProjectionRow> {
   const pool = createPool(url, 2, 60_000);
@@ -103,11 +103,12 @@ export async function measureReadOnly(url: string, total: number, limitSeconds: 
     const seconds = (performance.now() - started) / 1000;
     if (finished && events !== total) throw new Error(`the catch-up read returned ${events} events, the store holds ${total}`);
     return {
-      scenario: 'catch-up read only (readAll, no apply)',
+      scenario: 'read ceiling: the catch-up query alone (readAll, no apply)',
       events,
       seconds,
       eventsPerSec: rate(events, seconds),
       vsRead: 1,
+      vsWrite: null,
       finished: finished ? 'yes' : `no (${n(events)} of ${n(total)} in ${limitSeconds} s)`,
       cpuCores: null,
     };
@@ -188,11 +189,12 @@ function groupRows(
     seconds: p.seconds,
     eventsPerSec: rate(p.events, p.seconds),
     vsRead: vs(rate(p.events, p.seconds)),
+    vsWrite: null,
     finished: p.finished ? 'yes' : `no (${n(p.events)} of ${n(facts.byProjection.get(p.name) ?? 0)})`,
     cpuCores: null,
   }));
   const applied = perProjection.reduce((sum, p) => sum + p.events, 0);
-  rows.push({ scenario: '  all four: events applied', events: applied, seconds, eventsPerSec: rate(applied, seconds), vsRead: null, finished: all ? 'yes' : 'no', cpuCores: null });
+  rows.push({ scenario: '  all four: events applied', events: applied, seconds, eventsPerSec: rate(applied, seconds), vsRead: null, vsWrite: null, finished: all ? 'yes' : 'no', cpuCores: null });
   // Store events: what the four have all applied, the slowest one's progress (its share of the store).
   const slowest = Math.min(...perProjection.map((p) => p.events / Math.max(1, facts.byProjection.get(p.name) ?? 1)));
   const storeEvents = all ? facts.total : Math.floor(slowest * facts.total);
@@ -202,6 +204,7 @@ function groupRows(
     seconds,
     eventsPerSec: rate(storeEvents, seconds),
     vsRead: vs(rate(storeEvents, seconds)),
+    vsWrite: null,
     finished: all ? 'yes' : `no: stopped at the limit, ${n(storeEvents)} of ${n(facts.total)}`,
     cpuCores: cpu,
   });

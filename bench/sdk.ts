@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TrackingClient, type ItemResult, type TrackedEvent } from '@tracking-ingestion/sdk';
 import { eventBody } from './bodies.js';
-import { interrupted } from './children.js';
+import { interrupted, type Child } from './children.js';
 import { table } from './report.js';
+import { setPhase } from './rss.js';
+import { createAccount, startService, stopService } from './service.js';
 
 /*
  * The SDK scenario. Throughput: the same kind of events sent to the service's events/bulk, one
@@ -160,4 +162,17 @@ export function printSdk(rows: SdkRow[], memory: SdkMemory | null): boolean {
   const bad = rows.filter((r) => r.failed > 0);
   for (const r of bad) console.log(`FAILED in sdk ${r.scenario}: ${r.failed} items not stored`);
   return bad.length > 0;
+}
+
+/** The SDK group, on a data directory of its own, beside the service with PROJECTIONS=off. */
+export async function sdkGroup(root: string, dataDir: string, adminToken: string, children: Child[], events: number): Promise<{ rows: SdkRow[]; memory: SdkMemory }> {
+  setPhase('sdk');
+  const service = await startService('service (sdk)', dataDir, adminToken, children, { projections: false });
+  try {
+    const account = await createAccount(service.url, adminToken, 'SDK');
+    const rows = await measureSdkThroughput({ serviceUrl: service.url, license: account.licenseCode, token: account.accessToken, events });
+    return { rows, memory: await measureSdkMemory(root) };
+  } finally {
+    await stopService(service);
+  }
 }

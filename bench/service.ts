@@ -1,0 +1,82 @@
+import { join } from 'node:path';
+import { freePort } from '../src/net.js';
+import { startChild, stopChild, waitHealthy, type Child } from './children.js';
+import { root, say } from './settings.js';
+
+/** The service under test as a child process: its environment, start, stop and accounts. */
+
+export interface Account {
+  licenseCode: string;
+  accessToken: string;
+}
+
+/** The service's environment for a data directory: rate limits off, logs at warn. */
+export function serviceEnv(dataDir: string, port: number, adminToken: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DATABASE_URL;
+  // As `npm start` runs it unless a scenario says otherwise (PROJECTIONS=off).
+  delete env.PROJECTIONS;
+  delete env.PROJECTION_POLL_MS;
+  delete env.PROJECTION_BATCH_SIZE;
+  return Object.assign(env, {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    ADMIN_TOKEN: adminToken,
+    PRODUCTSEVENTS_RATE_LIMIT: '0',
+    INGEST_RATE_LIMIT: '0',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+}
+
+export interface RunningService {
+  child: Child;
+  url: string;
+  dataDir: string;
+}
+
+/**
+ * `node dist/src/main.js` on `dataDir` (its embedded PostgreSQL started or reused), healthy.
+ * `projections: false` runs it with PROJECTIONS=off (the API alone).
+ */
+export async function startService(
+  name: string,
+  dataDir: string,
+  adminToken: string,
+  children: Child[],
+  { projections = true, port }: { projections?: boolean; port?: number } = {},
+): Promise<RunningService> {
+  const listenOn = port ?? (await freePort());
+  const env = serviceEnv(dataDir, listenOn, adminToken, projections ? {} : { PROJECTIONS: 'off' });
+  const child = startChild(name, join(root, 'dist', 'src', 'main.js'), env, root);
+  children.push(child);
+  say(`starting ${name} (embedded PostgreSQL in ${dataDir})`);
+  const url = `http://127.0.0.1:${listenOn}`;
+  await waitHealthy(child, `${url}/healthz`, 180_000);
+  return { child, url, dataDir };
+}
+
+/** SIGTERM, and the embedded PostgreSQL stopped too should the service hang. */
+export async function stopService(service: RunningService): Promise<void> {
+  say(`${service.child.name} stopped (SIGTERM): ${await stopChild(service.child, 60_000, service.dataDir)}`);
+}
+
+/** The projection worker process, as `npm run worker` runs it, beside the service on its data directory. */
+export function startWorker(name: string, dataDir: string, adminToken: string, children: Child[], extra: Record<string, string> = {}): Child {
+  const child = startChild(name, join(root, 'dist', 'src', 'worker-main.js'), serviceEnv(dataDir, 0, adminToken, extra), root);
+  children.push(child);
+  return child;
+}
+
+export async function createAccount(serviceUrl: string, adminToken: string, name = 'Bench'): Promise<Account> {
+  const response = await fetch(`${serviceUrl}/admin/v1/accounts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
+  const body = (await response.json()) as { licenseCode?: unknown; accessToken?: unknown };
+  if (response.status !== 201 || typeof body.licenseCode !== 'string' || typeof body.accessToken !== 'string') {
+    throw new Error(`account creation answered ${response.status}: ${JSON.stringify(body)}`);
+  }
+  return { licenseCode: body.licenseCode, accessToken: body.accessToken };
+}

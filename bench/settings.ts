@@ -1,0 +1,65 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Settings of `npm run bench`, from the environment (README, docs/performance.md). */
+
+/** The repository: scripts are started from dist/ under it. */
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+function intEnv(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got '${raw}'`);
+  return value;
+}
+
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'leads', 'sdk'] as const;
+export type ScenarioGroup = (typeof scenarioGroups)[number];
+
+function isGroup(name: string): name is ScenarioGroup {
+  return (scenarioGroups as readonly string[]).includes(name);
+}
+
+function selectedGroups(): Set<ScenarioGroup> {
+  const raw = process.env.BENCH_SCENARIOS;
+  if (raw === undefined || raw.trim() === '' || raw.trim() === 'all') return new Set(scenarioGroups);
+  const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const unknown = names.filter((n) => !isGroup(n));
+  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown.join(', ')}; choose from ${scenarioGroups.join(', ')}`);
+  return new Set(names.filter(isGroup));
+}
+
+export const selected = selectedGroups();
+
+export const settings = {
+  scenarios: [...selected].join(','),
+  connections: intEnv('BENCH_CONNECTIONS', 64, 1),
+  durationSeconds: intEnv('BENCH_DURATION', 10, 1),
+  // Not measured: lets the JIT and the caches (accounts, attribute types) settle first.
+  warmupSeconds: intEnv('BENCH_WARMUP', 2, 0),
+  bulkSize: 100,
+  // Each write ceiling measure (one kind of row, one method) lasts this long.
+  ceilingSeconds: intEnv('BENCH_CEILING_SECONDS', 5, 1),
+  ceilingRowsPerStatement: 1_000,
+  importProfiles: intEnv('BENCH_IMPORT_PROFILES', 50_000, 100),
+  applyEvents: intEnv('BENCH_APPLY_EVENTS', 250_000, 1_000),
+  rebuildEvents: intEnv('BENCH_REBUILD_EVENTS', 1_000_000, 1_000),
+  leads: intEnv('BENCH_LEADS', 1_000_000, 10_000),
+  leadsRequests: intEnv('BENCH_LEADS_REQUESTS', 20, 1),
+  sdkEvents: intEnv('BENCH_SDK_EVENTS', 30_000, 1_000),
+  visibilityRate: intEnv('BENCH_VISIBILITY_RATE', 1_000, 2),
+  visibilitySeconds: intEnv('BENCH_VISIBILITY_SECONDS', 20, 1),
+  // Longest wait for the projections to catch up after an ingest scenario.
+  drainLimitSeconds: intEnv('BENCH_DRAIN_LIMIT', 60, 0),
+  // Past it, a catch-up, rebuild or import is stopped and its rate so far reported.
+  projectionLimitSeconds: intEnv('BENCH_PROJECTION_LIMIT', 120, 5),
+  // PROJECTION_BATCH_SIZE of the catch-up worker and the rebuild (0: the service's default); the
+  // ingest and visibility services always run with the defaults, as npm start does.
+  projectionBatchSize: intEnv('BENCH_PROJECTION_BATCH_SIZE', 0, 0),
+  rateLimits: 'off (PRODUCTSEVENTS_RATE_LIMIT=0, INGEST_RATE_LIMIT=0): the bench measures ingest, not the limiter',
+};
+
+export type Settings = typeof settings;
+
+export const say = (line: string): void => void process.stderr.write(`${line}\n`);

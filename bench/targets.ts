@@ -1,0 +1,162 @@
+import { mixedCeiling, type WriteCeilings } from './ceilings.js';
+import type { Child } from './children.js';
+import type { ImportRow } from './import.js';
+import type { Projected } from './projection-group.js';
+import { table, type Row } from './report.js';
+
+/**
+ * Every scenario as a ratio to its ceiling measured in the same run, and the performance targets
+ * (docs/performance.md) judged on them: a run's figures swing with the machine, its ratios much less.
+ */
+
+export interface Results {
+  rows: Row[];
+  ceilings: WriteCeilings | null;
+  imported: ImportRow | null;
+  projected: Projected;
+  children: Child[];
+}
+
+const goals = {
+  singleVsHelloWorld: 0.5,
+  bulkVsWrite: 0.7,
+  importVsWrite: 0.4,
+  projectionsVsWrite: 0.5,
+  visibilityP99Ms: 250,
+  serviceRssBytes: 300e6,
+};
+
+/** Sets each scenario's ratio: single items to the hello-world, bulk, import and projections to the write ceiling. */
+export function applyCeilings(results: Results): void {
+  // A single-item row's ceiling: the hello-world measured last before it (the first, for rows before any).
+  let baseline = results.rows.find((r) => r.config === 'baseline');
+  const { ceilings } = results;
+  for (const row of results.rows) {
+    if (row.config === 'baseline') {
+      baseline = row;
+      continue;
+    }
+    if (row.bulkKind === null && baseline) {
+      row.ceiling = { ceiling: 'hello-world', ceilingPerSec: baseline.reqPerSec, ratio: row.reqPerSec / baseline.reqPerSec };
+    } else if (row.bulkKind !== null && ceilings) {
+      const write = ceilings.best[row.bulkKind].rowsPerSec;
+      row.ceiling = { ceiling: `write: ${row.bulkKind} rows`, ceilingPerSec: write, ratio: row.itemsPerSec / write };
+    }
+  }
+  if (results.imported && ceilings) {
+    const write = ceilings.best.users.rowsPerSec;
+    results.imported.ceiling = { ceiling: 'write: users rows', ceilingPerSec: write, ratio: results.imported.profilesPerSec / write };
+  }
+  if (ceilings && results.projected.storeMix.size > 0) {
+    const write = mixedCeiling(ceilings, results.projected.storeMix);
+    for (const row of results.projected.projections) {
+      if (!row.scenario.startsWith(' ')) row.vsWrite = row.eventsPerSec / write;
+    }
+  }
+}
+
+interface TargetLine {
+  target: string;
+  measured: string;
+  ceiling: string;
+  ratio: number | null;
+  goal: string;
+  met: boolean | null;
+  /** Cores busy with other work on the machine meanwhile: a high value means a noisy figure. */
+  otherCores: number | null;
+}
+
+const whole = (value: number): string => Math.round(value).toLocaleString('en-US');
+const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
+
+export function targetLines(results: Results): TargetLine[] {
+  const lines: TargetLine[] = [];
+  const off = results.rows.filter((r) => r.config === 'PROJECTIONS=off');
+  for (const r of off.filter((row) => row.bulkKind === null)) {
+    const ratio = r.ceiling?.ratio ?? null;
+    const ceiling = r.ceiling ? `hello-world ${whole(r.ceiling.ceilingPerSec)} req/s` : '-';
+    lines.push({ target: `${r.scenario}, PROJECTIONS=off`, measured: `${whole(r.reqPerSec)} req/s`, ceiling, ratio, goal: `>= ${goals.singleVsHelloWorld}`, met: ratio === null ? null : ratio >= goals.singleVsHelloWorld, otherCores: r.cpuCores.other });
+  }
+  for (const r of off.filter((row) => row.bulkKind !== null)) {
+    const ratio = r.ceiling?.ratio ?? null;
+    const ceiling = r.ceiling ? `write ${whole(r.ceiling.ceilingPerSec)} rows/s` : '-';
+    lines.push({ target: `${r.scenario}, PROJECTIONS=off`, measured: `${whole(r.itemsPerSec)} items/s`, ceiling, ratio, goal: `>= ${goals.bulkVsWrite}`, met: ratio === null ? null : ratio >= goals.bulkVsWrite, otherCores: r.cpuCores.other });
+  }
+  const imported = results.imported;
+  if (imported) {
+    const ratio = imported.ceiling?.ratio ?? null;
+    const all = imported.visible >= imported.profiles;
+    lines.push({
+      target: `import ${whole(imported.profiles)} profiles to visible, npm start`,
+      measured: `${whole(imported.profilesPerSec)} profiles/s${all ? '' : ' (NOT all visible)'}`,
+      ceiling: imported.ceiling ? `write ${whole(imported.ceiling.ceilingPerSec)} rows/s` : '-',
+      ratio,
+      goal: `>= ${goals.importVsWrite}`,
+      met: ratio === null ? null : all && ratio >= goals.importVsWrite,
+      otherCores: imported.cpuCores.other,
+    });
+  }
+  const write = results.ceilings && results.projected.storeMix.size > 0 ? mixedCeiling(results.ceilings, results.projected.storeMix) : null;
+  for (const r of results.projected.projections) {
+    const isCatchUp = r.scenario.startsWith('catch-up:');
+    if (!isCatchUp && !r.scenario.startsWith('rebuild:')) continue;
+    const finished = r.finished === 'yes';
+    const rebuild = results.children.find((c) => c.name === 'rebuild');
+    const memory = !isCatchUp && rebuild?.rss.maxBytes ? `, max RSS ${mb(rebuild.rss.maxBytes)}` : '';
+    // Stopped at the limit, the row holds what was applied; its finished text says of how many.
+    const total = finished ? whole(r.events) : (/of ([\d,]+)/.exec(r.finished)?.[1] ?? '?');
+    lines.push({
+      target: isCatchUp ? `catch-up of all four read models (${total} events)` : `rebuild of ${total} events`,
+      measured: `${whole(r.eventsPerSec)} events/s${finished ? '' : ' (stopped at the limit)'}${memory}`,
+      ceiling: write === null ? '-' : `write ${whole(write)} rows/s (store mix)`,
+      ratio: r.vsWrite,
+      goal: `>= ${goals.projectionsVsWrite}`,
+      met: r.vsWrite === null ? null : finished && r.vsWrite >= goals.projectionsVsWrite,
+      otherCores: r.cpuCores?.other ?? null,
+    });
+  }
+  const visibility = results.projected.visibility;
+  if (visibility) {
+    const allVisible = visibility.notVisible === 0;
+    lines.push({
+      target: `POST to lead visible, p99, under ${whole(visibility.ingestReqPerSec)} req/s`,
+      measured: `${visibility.p99Ms.toFixed(0)} ms${allVisible ? '' : ` (${visibility.notVisible} never visible)`}`,
+      ceiling: '-',
+      ratio: null,
+      goal: `< ${goals.visibilityP99Ms} ms`,
+      met: allVisible && visibility.p99Ms < goals.visibilityP99Ms,
+      otherCores: visibility.cpuCores.other,
+    });
+  }
+  const services = results.children.filter((c) => c.name.startsWith('service') || c.name === 'worker');
+  const peaks = services.filter((c) => c.rss.maxBytes !== null);
+  if (peaks.length) {
+    const top = peaks.reduce((a, b) => ((b.rss.maxBytes ?? 0) > (a.rss.maxBytes ?? 0) ? b : a));
+    const max = top.rss.maxBytes ?? 0;
+    lines.push({
+      target: 'service RSS through the whole bench (max)',
+      measured: `${mb(max)} (${top.name}, ${top.rss.during})`,
+      ceiling: '-',
+      ratio: null,
+      goal: `< ${mb(goals.serviceRssBytes)}`,
+      met: max < goals.serviceRssBytes,
+      otherCores: null,
+    });
+  }
+  return lines;
+}
+
+export function printTargets(lines: TargetLine[]): void {
+  console.log('\ntargets (each judged on the ratio to its ceiling measured in this run; the issue judges medians of 3 runs)');
+  const rows = lines.map((l) => [
+    l.target,
+    l.measured,
+    l.ceiling,
+    l.ratio === null ? '-' : l.ratio.toFixed(2),
+    l.goal,
+    l.met === null ? '-' : l.met ? 'met' : 'NOT met',
+    l.otherCores === null ? '-' : l.otherCores.toFixed(2),
+  ]);
+  console.log(table(['target', 'measured', 'ceiling', 'ratio', 'goal', 'met', 'CPU other'], rows));
+  console.log('(CPU other: cores busy with other work on the machine while it was measured; well above 0.1, the figure is noisy)');
+}
