@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pinoHttp, type HttpLogger } from 'pino-http';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
 import { routeLabel } from './route-label.js';
 
@@ -23,11 +23,11 @@ export function routeOf(req: IncomingMessage & { originalUrl?: string }): string
   return routeLabel((req.originalUrl ?? req.url ?? '').split('?', 1)[0] ?? '');
 }
 
-function accessLine(req: IncomingMessage, res: ServerResponse, fields: { ms?: unknown }) {
-  const line: Record<string, unknown> = { method: req.method, route: routeOf(req), status: res.statusCode, ms: fields.ms };
-  // The client went away before the whole reply was sent.
-  if (!res.writableFinished) line.aborted = true;
-  return line;
+declare module 'http' {
+  interface IncomingMessage {
+    /** The request's logger: its lines carry the request's `requestId`. */
+    log: Logger;
+  }
 }
 
 /**
@@ -35,23 +35,24 @@ function accessLine(req: IncomingMessage, res: ServerResponse, fields: { ms?: un
  * reply's X-Request-Id header, and writes one access line per request, at debug level: at info, a
  * busy service would write a line per request and drown the lines that matter. The access line
  * holds method, route pattern, status and milliseconds: never the path, the query or the headers.
+ * The request's child logger is made only when a route logs something: most requests never do, and
+ * making one per request cost more than the rest of the access log (docs/performance.md).
  */
-export function accessLog(log: Logger): HttpLogger {
-  return pinoHttp({
-    logger: log,
-    quietReqLogger: true,
-    quietResLogger: true,
-    customAttributeKeys: { reqId: 'requestId', responseTime: 'ms' },
-    genReqId: (req, res) => {
-      const id = requestIdOf(req);
-      res.setHeader(requestIdHeader, id);
-      return id;
-    },
-    customLogLevel: () => 'debug',
-    customSuccessMessage: () => 'request',
-    customErrorMessage: () => 'request',
-    customSuccessObject: (req, res, fields: { ms?: unknown }) => accessLine(req, res, fields),
-    // A 5xx is logged by the error handler with its cause; the access line stays the same shape.
-    customErrorObject: (req, res, _error, fields: { ms?: unknown }) => accessLine(req, res, fields),
-  });
+export function accessLog(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    const requestId = requestIdOf(req);
+    res.setHeader(requestIdHeader, requestId);
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= log.child({ requestId })) });
+    if (log.isLevelEnabled('debug')) {
+      const started = Date.now();
+      res.once('close', () => {
+        const line: Record<string, unknown> = { requestId, method: req.method, route: routeOf(req), status: res.statusCode, ms: Date.now() - started };
+        // The client went away before the whole reply was sent.
+        if (!res.writableFinished) line.aborted = true;
+        log.debug(line, 'request');
+      });
+    }
+    next();
+  };
 }
