@@ -4,23 +4,27 @@ import type { NewEvent } from './port.js';
 
 /**
  * The append of a batch (see append_events in the migrations); `dedupe` skips ids already stored.
- * `datas`: the JSON of each event's data, when made already (to measure the batch).
+ * `datas`: the JSON of each event's data, when made already (to measure the batch). `knownHeads`:
+ * for each event, its stream's head when known to the caller (null: looked up); not with `dedupe`.
  */
 export function appendEvents(
   events: NewEvent[],
   dedupe: boolean,
   datas: string[] = events.map((e) => JSON.stringify(e.data)),
+  knownHeads?: (number | null)[],
 ): { text: string; values: unknown[] } {
-  const fn = dedupe ? 'append_events_dedupe' : 'append_events';
+  const values: unknown[] = [
+    events.map((e) => e.id),
+    events.map((e) => e.stream),
+    events.map((e) => e.type),
+    `[${datas.join(',')}]`,
+    JSON.stringify(events.map((e) => e.metadata)),
+  ];
+  if (dedupe) return { text: 'SELECT * FROM append_events_dedupe($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)', values };
+  if (!knownHeads) return { text: 'SELECT * FROM append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)', values };
   return {
-    text: `SELECT * FROM ${fn}($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)`,
-    values: [
-      events.map((e) => e.id),
-      events.map((e) => e.stream),
-      events.map((e) => e.type),
-      `[${datas.join(',')}]`,
-      JSON.stringify(events.map((e) => e.metadata)),
-    ],
+    text: 'SELECT * FROM append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb, $6::bigint[])',
+    values: [...values, knownHeads],
   };
 }
 

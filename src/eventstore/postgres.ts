@@ -4,12 +4,15 @@ import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
 import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
 import * as sql from './postgres-sql.js';
+import { StreamHeads } from './stream-heads.js';
 
 export interface PostgresEventStoreOptions {
   maxBatchEvents?: number;
   /** Bytes of event data (JSON) one append transaction carries at most, besides its first unit. */
   maxBatchBytes?: number;
   maxConcurrentFlushes?: number;
+  /** How many streams' heads this process remembers from its own appends (0: none, every head is looked up). */
+  streamHeadsKept?: number;
   /** Called with the number of events of each committed batch. */
   onBatch?: (events: number) => void;
 }
@@ -65,6 +68,10 @@ const isRetryable = (error: unknown): boolean => errorCode(error) === '40P01' ||
 const isDuplicateId = (error: unknown): boolean =>
   errorCode(error) === '23505' && (error as { constraint?: unknown }).constraint === 'events_event_id_key';
 
+/** A stream position already stored: a remembered head was behind another writer's append. */
+const isStaleHead = (error: unknown): boolean =>
+  errorCode(error) === '23505' && (error as { constraint?: unknown }).constraint === 'events_stream_name_stream_position_key';
+
 /** The events of one append, with the JSON of their data (measured, and sent as it is). */
 interface AppendUnit {
   events: NewEvent[];
@@ -75,13 +82,19 @@ interface AppendUnit {
 /** A group-commit batch of many large events would hold them all in one transaction and one string. */
 const defaultMaxBatchBytes = 8 * 1024 * 1024;
 
+/** About 10 MB of stream names: the streams a busy ingest writes again within minutes. */
+const defaultStreamHeadsKept = 65_536;
+
 export class PostgresEventStore implements EventStore {
   private readonly committer: GroupCommitter<AppendUnit, AppendedEvent[]>;
+  private readonly heads: StreamHeads | null;
 
   constructor(
     private readonly pool: Pool,
     private readonly options: PostgresEventStoreOptions = {},
   ) {
+    const kept = options.streamHeadsKept ?? defaultStreamHeadsKept;
+    this.heads = kept > 0 ? new StreamHeads(kept) : null;
     this.committer = new GroupCommitter({
       flush: (units) => this.flushUnits(units),
       sizeOf: (unit) => unit.events.length,
@@ -120,14 +133,23 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * Fresh ids (the usual case) are appended without looking for stored copies; a duplicate id shows
-   * as a unique violation, and the batch is then appended again, skipping stored ids.
+   * as a unique violation, and the batch is then appended again, skipping stored ids. Remembered
+   * stream heads (StreamHeads) skip their lookups; one that another writer has passed shows as a
+   * collision of stream positions, and the batch is then appended again with every head looked up.
    */
   private async writeWithRetry(units: AppendUnit[]): Promise<AppendedEvent[][]> {
     let dedupe = false;
+    let useHeads = this.heads !== null;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await this.write(units, dedupe);
+        return await this.write(units, dedupe, useHeads);
       } catch (error) {
+        if (isStaleHead(error) && useHeads) {
+          // Once only: the batch is appended again with every head looked up (under the locks).
+          this.heads?.forget(units.flatMap((unit) => unit.events.map((event) => event.stream)));
+          useHeads = false;
+          continue;
+        }
         // A duplicate id can also come from a writer that committed it after the deduplicating
         // append looked (on another stream): looking again then finds it.
         if (attempt >= 3 || !(isDuplicateId(error) || isRetryable(error))) throw error;
@@ -136,10 +158,15 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  private async write(units: AppendUnit[], dedupe: boolean): Promise<AppendedEvent[][]> {
+  private async write(units: AppendUnit[], dedupe: boolean, useHeads: boolean): Promise<AppendedEvent[][]> {
     const events = units.flatMap((unit) => unit.events);
-    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe, units.flatMap((unit) => unit.datas)));
+    const heads = this.heads;
+    const knownHeads = heads && useHeads && !dedupe ? events.map((event) => heads.get(event.stream)) : undefined;
+    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe, units.flatMap((unit) => unit.datas), knownHeads));
     this.options.onBatch?.(events.length);
+    if (heads) {
+      for (const row of rows) if (!row.out_duplicate) heads.record(row.out_stream_name, row.out_stream_position);
+    }
     const byId = new Map(rows.map((row) => [row.out_event_id, row]));
     const seen = new Set<string>();
     return units.map((unit) =>

@@ -1,0 +1,83 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { createPool, type Pool } from '../src/db/pool.js';
+import { PostgresEventStore } from '../src/eventstore/postgres.js';
+import type { NewEvent } from '../src/eventstore/port.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+
+/** The store carries data without looking at it: these events need not have their type's shape. */
+function event(stream: string): NewEvent {
+  const id = randomUUID();
+  const opaque: Omit<NewEvent, 'data'> & { data: Record<string, unknown> } = {
+    id,
+    stream,
+    type: 'EventTracked',
+    data: { n: id },
+    metadata: { trackId: id, accountId: 'acc', receivedAt: new Date().toISOString(), schemaVersion: 1 },
+  };
+  return opaque as NewEvent;
+}
+
+describe('Postgres event store: remembered stream heads (int)', () => {
+  let database: TestDatabase;
+  let pools: Pool[];
+  let stores: PostgresEventStore[];
+
+  beforeEach(async () => {
+    database = await freshDatabase();
+    pools = [createPool(database.url), createPool(database.url)];
+    stores = pools.map((pool) => new PostgresEventStore(pool));
+  });
+  afterEach(async () => {
+    for (const store of stores) await store.close();
+    for (const pool of pools) await pool.end();
+    await database.drop();
+  });
+
+  it('a head another process has passed is looked up again: positions stay gap-free and the batch atomic', async () => {
+    const [one, two] = stores as [PostgresEventStore, PostgresEventStore];
+    await one.append([event('h-1'), event('h-1')]);
+    await two.append([event('h-1'), event('h-1'), event('h-1')]);
+    // One remembers h-1 at 1; it is at 4. The batch also carries a stream One knows correctly and a new one.
+    await one.append([event('h-2')]);
+    const batch = [event('h-2'), event('h-1'), event('h-3'), event('h-1')];
+    const appended = await one.append(batch);
+    expect(appended.map((e) => [e.stream, e.streamPosition, e.duplicate])).to.deep.equal([
+      ['h-2', 1, false],
+      ['h-1', 5, false],
+      ['h-3', 0, false],
+      ['h-1', 6, false],
+    ]);
+    // Remembered again, correctly this time; the other store's head is now behind.
+    expect((await one.append([event('h-1')]))[0]?.streamPosition).to.equal(7);
+    expect((await two.append([event('h-1')]))[0]?.streamPosition).to.equal(8);
+    for (const [stream, length] of [['h-1', 9], ['h-2', 2], ['h-3', 1]] as const) {
+      expect((await one.readStream(stream)).map((e) => e.streamPosition)).to.deep.equal([...Array(length).keys()]);
+    }
+  });
+
+  it('a repeated id in a batch with remembered heads is stored once, and the head stays right', async () => {
+    const [one] = stores as [PostgresEventStore];
+    const first = event('d-1');
+    await one.append([first, event('d-1')]);
+    const again = await one.append([event('d-1'), first, event('d-1')]);
+    expect(again.map((e) => [e.streamPosition, e.duplicate])).to.deep.equal([
+      [2, false],
+      [0, true],
+      [3, false],
+    ]);
+    expect((await one.append([event('d-1')]))[0]?.streamPosition).to.equal(4);
+  });
+
+  it('with no heads remembered, every head is looked up', async () => {
+    const pool = createPool(database.url);
+    const forgetful = new PostgresEventStore(pool, { streamHeadsKept: 0 });
+    try {
+      await (stores[0] as PostgresEventStore).append([event('n-1')]);
+      expect((await forgetful.append([event('n-1'), event('n-1')])).map((e) => e.streamPosition)).to.deep.equal([1, 2]);
+    } finally {
+      await forgetful.close();
+      await pool.end();
+    }
+  });
+});
