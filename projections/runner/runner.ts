@@ -34,7 +34,7 @@ export type RunnerState = 'starting' | 'standby' | 'active' | 'stopped';
 
 /** How often the lag (events and seconds behind) is counted while the worker keeps up. */
 const lagEveryMs = 2_000;
-/** How often while it catches up: counting the backlog scans it, and it is large then. */
+/** How often while the backlog last counted was large: counting scans it, and it is large then. */
 const lagWhileBusyMs = 15_000;
 
 /** How status names this process: `pid@host`. */
@@ -53,6 +53,8 @@ export class ProjectionRunner {
   private loop: Promise<void> | null = null;
   private readonly log: Logger;
   private lastLagAt = 0;
+  /** Events behind at the last count: past a batch, the next count waits longer. */
+  private lastLagEvents = 0;
   private everActive = false;
   private readonly failures: FailureBackoff;
 
@@ -163,7 +165,6 @@ export class ProjectionRunner {
     const { name, eventTypes } = this.projection;
     const batchSize = this.options.batchSize ?? 5_000;
     const batchBytes = this.options.batchBytes ?? defaultPageBytes;
-    let busy = false;
     await client.query(sql.ensureCheckpoint, [name]);
     await client.query(sql.markActive, [name, workerName]);
     let state = await this.load(client);
@@ -179,10 +180,11 @@ export class ProjectionRunner {
         data: this.projection.readsData !== false,
         maxBytes: batchBytes,
       });
-      // Counting the backlog costs a scan of it: seldom while catching up (pages come back full).
-      await this.reportLag(client, state.checkpoint, busy ? lagWhileBusyMs : lagEveryMs);
-      busy = page.checkpoint !== state.checkpoint && (page.events.length >= batchSize / 2 || page.bytes >= batchBytes / 2);
-      if (page.checkpoint === state.checkpoint) {
+      // Counting the backlog costs a scan of it: seldom while it is large. A page of a shared read
+      // holds only this projection's events, so the count, not the page, tells how far behind.
+      const caughtUp = page.checkpoint === state.checkpoint;
+      await this.reportLag(client, caughtUp ? 'caught-up' : { checkpoint: state.checkpoint }, caughtUp || this.lastLagEvents < batchSize ? lagEveryMs : lagWhileBusyMs);
+      if (caughtUp) {
         if (state.rebuild_started_at && !state.rebuild_finished_at) {
           state = (await client.query<CheckpointRow>(sql.finishRebuild, [name])).rows[0] ?? state;
           this.log.info({ events: state.events_applied }, 'rebuild finished');
@@ -237,16 +239,26 @@ export class ProjectionRunner {
     }
   }
 
-  /** Lag for the metrics, every few seconds. */
-  private async reportLag(client: pg.PoolClient, checkpoint: string | null, everyMs: number): Promise<void> {
+  /**
+   * Lag for the metrics, every few seconds: counted from `from`, or none when the last read found
+   * nothing new (nothing is behind then, and nothing need be counted).
+   */
+  private async reportLag(client: pg.PoolClient, from: { checkpoint: string | null } | 'caught-up', everyMs: number): Promise<void> {
     const metrics = this.options.metrics;
     const now = Date.now();
     if (!metrics || now - this.lastLagAt < everyMs) return;
     // A retry (another process) may have unparked events meanwhile.
     await this.reportParked(client);
     const projection = this.projection.name;
+    if (from === 'caught-up') {
+      metrics.projectionLagEvents.set({ projection }, 0);
+      metrics.projectionLagSeconds.set({ projection }, 0);
+      this.lastLagEvents = 0;
+      this.lastLagAt = now;
+      return;
+    }
     // Lag is for the eye: a store that cannot count it now does not stop the worker.
-    const backlog = await this.options.store.backlog(checkpoint, { types: this.projection.eventTypes }).catch((error: unknown) => {
+    const backlog = await this.options.store.backlog(from.checkpoint, { types: this.projection.eventTypes }).catch((error: unknown) => {
       this.log.debug({ err: error }, 'projection lag not measured');
       return null;
     });
@@ -255,6 +267,7 @@ export class ProjectionRunner {
       return;
     }
     metrics.projectionLagEvents.set({ projection }, backlog.events);
+    this.lastLagEvents = backlog.events;
     metrics.projectionLagSeconds.set({ projection }, backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0);
     this.lastLagAt = now;
   }
