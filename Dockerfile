@@ -49,4 +49,5 @@ COPY migrations ./migrations
 COPY bin ./bin
 USER node
 EXPOSE 3000
-CMD ["node", "dist/src/main.js"]
+# The flags of `npm start` (package.json): docs/performance.md, Memory.
+CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=256", "dist/src/main.js"]

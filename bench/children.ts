@@ -42,8 +42,8 @@ function isProblem(line: string): boolean {
 }
 
 /** With `ipc`, the child can talk to this process with process.send (child.process.on('message')). */
-export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string, { ipc = false } = {}): Child {
-  const child = spawn(process.execPath, [script], { cwd, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+export function startChild(name: string, script: string, env: NodeJS.ProcessEnv, cwd: string, { ipc = false, nodeFlags = [] as string[] } = {}): Child {
+  const child = spawn(process.execPath, [...nodeFlags, script], { cwd, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const rss: RssPeak = child.pid === undefined ? { maxBytes: null, during: '-', samples: 0 } : watchRss(child.pid, exited);
   const entry: Child = { name, process: child, problems: [], problemCount: 0, exited, rss };

@@ -11,6 +11,7 @@ import { machineBusySeconds, ownCpuSeconds, treeCpuSeconds } from './cpu.js';
 import type { RebuildMessage } from './rebuild-child.js';
 import type { ProjectionRow } from './report.js';
 import { countByType, fillStore } from './store-fill.js';
+import { nodeFlagsOf } from '../src/node-flags.js';
 
 /**
  * The projection scenarios of `npm run bench`, on a store filled straight in SQL (store-fill.ts):
@@ -221,7 +222,7 @@ export async function measureCatchUp(
   children: Child[],
 ): Promise<{ rows: ProjectionRow[]; problems: string[]; caughtUp: boolean }> {
   const facts = await storeFacts(options.db);
-  const worker = startChild('worker', join(options.root, 'dist', 'src', 'worker-main.js'), options.env, options.root);
+  const worker = startChild('worker', join(options.root, 'dist', 'src', 'worker-main.js'), options.env, options.root, { nodeFlags: nodeFlagsOf('worker') });
   children.push(worker);
   let gone = false;
   void worker.exited.then(() => (gone = true));

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { freePort } from '../src/net.js';
+import { nodeFlagsOf } from '../src/node-flags.js';
 import { startChild, stopChild, waitHealthy, type Child } from './children.js';
 import { root, say } from './settings.js';
 
@@ -48,7 +49,7 @@ export async function startService(
 ): Promise<RunningService> {
   const listenOn = port ?? (await freePort());
   const env = serviceEnv(dataDir, listenOn, adminToken, projections ? {} : { PROJECTIONS: 'off' });
-  const child = startChild(name, join(root, 'dist', 'src', 'main.js'), env, root);
+  const child = startChild(name, join(root, 'dist', 'src', 'main.js'), env, root, { nodeFlags: nodeFlagsOf('start') });
   children.push(child);
   say(`starting ${name} (embedded PostgreSQL in ${dataDir})`);
   const url = `http://127.0.0.1:${listenOn}`;
@@ -63,7 +64,7 @@ export async function stopService(service: RunningService): Promise<void> {
 
 /** The projection worker process, as `npm run worker` runs it, beside the service on its data directory. */
 export function startWorker(name: string, dataDir: string, adminToken: string, children: Child[], extra: Record<string, string> = {}): Child {
-  const child = startChild(name, join(root, 'dist', 'src', 'worker-main.js'), serviceEnv(dataDir, 0, adminToken, extra), root);
+  const child = startChild(name, join(root, 'dist', 'src', 'worker-main.js'), serviceEnv(dataDir, 0, adminToken, extra), root, { nodeFlags: nodeFlagsOf('worker') });
   children.push(child);
   return child;
 }

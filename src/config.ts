@@ -63,7 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || undefined,
     workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
-    inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 64 * 1024 * 1024),
+    inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 32 * 1024 * 1024),
     adminToken: env.ADMIN_TOKEN || undefined,
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),

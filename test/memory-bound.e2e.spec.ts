@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { nodeFlagsOf } from '../src/node-flags.js';
 import { ServiceProcess } from './support/service-process.js';
 import { sample } from './support/metrics.js';
 
@@ -113,5 +114,67 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     } finally {
       await client.end();
     }
+  });
+
+  it('as `npm start` runs it (its heap flags, the default body budget), a flood of 1 MB many-key bodies on 64 connections is answered 200 or 503 and the heap stays under its limit', async () => {
+    const flags = nodeFlagsOf('start');
+    expect(flags).to.include('--max-old-space-size=256');
+    const started = ServiceProcess.start('main', { DATABASE_URL: database.url, ADMIN_TOKEN: adminToken, INGEST_RATE_LIMIT: '0' }, { nodeFlags: flags });
+    service = started;
+    await started.waitForHealth(30_000);
+    const base = started.base;
+    const created = await fetch(`${base}/admin/v1/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'flood' }),
+    });
+    const account = (await created.json()) as { licenseCode: string; accessToken: string };
+
+    let peakRss = 0;
+    let peakHeapTotal = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling && started.running) {
+        const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+        peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') ?? 0);
+        peakHeapTotal = Math.max(peakHeapTotal, sample(page, 'nodejs_heap_size_total_bytes') ?? 0);
+        await sleep(100);
+      }
+    })();
+
+    // Many small keys cost the heap far more than their bytes: the costliest body per byte.
+    const eventData: Record<string, number> = {};
+    for (let k = 0; k < 40_000; k += 1) eventData[`k${k}`] = k;
+    const body = JSON.stringify({ userId: 'u1', eventName: 'flood', eventData });
+    const statuses = new Map<number, number>();
+    const until = Date.now() + 8_000;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (Date.now() < until) {
+          const status = await fetch(`${base}/v1/accounts/${account.licenseCode}/events`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json' },
+            body,
+          }).then(
+            async (r) => {
+              await r.arrayBuffer();
+              return r.status;
+            },
+            () => 0,
+          );
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      }),
+    );
+    sampling = false;
+    await sampler;
+    const mib = 2 ** 20;
+    console.log(`      ${JSON.stringify([...statuses])} (status, replies); peak RSS ${(peakRss / mib).toFixed(0)} MiB, heap total ${(peakHeapTotal / mib).toFixed(0)} MiB`);
+    expect(started.running, started.stderr).to.equal(true);
+    expect([...statuses.keys()].filter((s) => ![200, 503].includes(s)), JSON.stringify([...statuses])).to.deep.equal([]);
+    expect(statuses.get(200) ?? 0).to.be.greaterThan(0);
+    // Node's defaults let this flood grow the heap past 330 MiB; the flags keep it under the limit.
+    expect(peakHeapTotal / mib).to.be.below(256 + 16);
+    expect(peakRss / mib).to.be.below(512);
   });
 });
