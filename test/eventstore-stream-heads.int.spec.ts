@@ -1,22 +1,9 @@
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
-import type { NewEvent } from '../src/eventstore/port.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { opaqueEvent as event } from './support/opaque-events.js';
 
-/** The store carries data without looking at it: these events need not have their type's shape. */
-function event(stream: string): NewEvent {
-  const id = randomUUID();
-  const opaque: Omit<NewEvent, 'data'> & { data: Record<string, unknown> } = {
-    id,
-    stream,
-    type: 'EventTracked',
-    data: { n: id },
-    metadata: { trackId: id, accountId: 'acc', receivedAt: new Date().toISOString(), schemaVersion: 1 },
-  };
-  return opaque as NewEvent;
-}
 
 describe('Postgres event store: remembered stream heads (int)', () => {
   let database: TestDatabase;

@@ -1,22 +1,11 @@
 import { expect } from 'chai';
-import { randomUUID } from 'node:crypto';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
-import type { NewEvent, RecordedEvent } from '../src/eventstore/port.js';
+import type { RecordedEvent } from '../src/eventstore/port.js';
 import { appendEvents } from '../src/eventstore/postgres-sql.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { opaqueEvent as event } from './support/opaque-events.js';
 
-/** The store carries data without looking at it: these events need not have their type's shape. */
-function event(stream: string, id: string = randomUUID()): NewEvent {
-  const opaque: Omit<NewEvent, 'data'> & { data: Record<string, unknown> } = {
-    id,
-    stream,
-    type: 'EventTracked',
-    data: { n: id },
-    metadata: { trackId: id, accountId: 'acc', receivedAt: new Date().toISOString(), schemaVersion: 1 },
-  };
-  return opaque as NewEvent;
-}
 
 async function readEverything(store: PostgresEventStore): Promise<RecordedEvent[]> {
   const all: RecordedEvent[] = [];

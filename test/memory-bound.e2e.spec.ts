@@ -13,6 +13,69 @@ const itemsPerClient = 36;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Flooded {
+  started: ServiceProcess;
+  base: string;
+  account: { licenseCode: string; accessToken: string };
+}
+
+/** The service started on `databaseUrl` with `nodeFlags` (handed to `onStarted` at once, to be stopped), healthy, with an account to flood. */
+async function startFlooded(databaseUrl: string, env: Record<string, string>, nodeFlags: string[], onStarted: (started: ServiceProcess) => void): Promise<Flooded> {
+  const started = ServiceProcess.start('main', { DATABASE_URL: databaseUrl, ADMIN_TOKEN: adminToken, ...env }, { nodeFlags });
+  onStarted(started);
+  await started.waitForHealth(30_000);
+  const base = started.base;
+  const created = await fetch(`${base}/admin/v1/accounts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'flood' }),
+  });
+  return { started, base, account: (await created.json()) as Flooded['account'] };
+}
+
+/** The highest of the service's memory samples from /metrics, read every 100 ms until stopped. */
+function watchMemory(started: ServiceProcess, base: string) {
+  const peaks = { rss: 0, heapUsed: 0, heapTotal: 0 };
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling && started.running) {
+      const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+      peaks.rss = Math.max(peaks.rss, sample(page, 'process_resident_memory_bytes') ?? 0);
+      peaks.heapUsed = Math.max(peaks.heapUsed, sample(page, 'nodejs_heap_size_used_bytes') ?? 0);
+      peaks.heapTotal = Math.max(peaks.heapTotal, sample(page, 'nodejs_heap_size_total_bytes') ?? 0);
+      await sleep(100);
+    }
+  })();
+  return {
+    peaks,
+    /** The peaks so far, then counting afresh. */
+    restart: () => {
+      const before = { ...peaks };
+      Object.assign(peaks, { rss: 0, heapUsed: 0, heapTotal: 0 });
+      return before;
+    },
+    stop: async () => {
+      sampling = false;
+      await sampler;
+    },
+  };
+}
+
+/** POSTs `body` to /events as the account; the reply's status, 0 when the connection failed. */
+async function postEvent({ base, account }: Flooded, body: string): Promise<number> {
+  return fetch(`${base}/v1/accounts/${account.licenseCode}/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json' },
+    body,
+  }).then(
+    async (r) => {
+      await r.arrayBuffer();
+      return r.status;
+    },
+    () => 0,
+  );
+}
+
 describe('memory under a flood of maximum-size items (e2e)', function () {
   this.timeout(120_000);
   let database: TestDatabase;
@@ -28,28 +91,9 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
   });
 
   it(`keeps the service within a ${heapMiB} MiB heap while a backlog of 1 MB events is projected, and every accepted item reaches the read models`, async () => {
-    const started = ServiceProcess.start('main', { DATABASE_URL: database.url, ADMIN_TOKEN: adminToken }, { nodeFlags: [`--max-old-space-size=${heapMiB}`] });
-    service = started;
-    await started.waitForHealth(30_000);
-    const base = started.base;
-    const created = await fetch(`${base}/admin/v1/accounts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'flood' }),
-    });
-    const account = (await created.json()) as { licenseCode: string; accessToken: string };
-
-    let peakRss = 0;
-    let peakHeap = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling && started.running) {
-        const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
-        peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') ?? 0);
-        peakHeap = Math.max(peakHeap, sample(page, 'nodejs_heap_size_used_bytes') ?? 0);
-        await sleep(100);
-      }
-    })();
+    const flooded = await startFlooded(database.url, {}, [`--max-old-space-size=${heapMiB}`], (started) => (service = started));
+    const { started } = flooded;
+    const memory = watchMemory(started, flooded.base);
 
     // A transaction left open holds every later event back from the catch-up read: the projections
     // then meet the whole flood as one backlog, as after a restart or a stalled worker.
@@ -64,26 +108,13 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     await Promise.all(
       Array.from({ length: clients }, async (_, c) => {
         for (let i = 0; i < itemsPerClient; i += 1) {
-          const body = JSON.stringify({ userId: `u${c}`, eventName: 'flood', eventData: { blob, i } });
-          const status = await fetch(`${base}/v1/accounts/${account.licenseCode}/events`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json' },
-            body,
-          }).then(
-            async (r) => {
-              await r.arrayBuffer();
-              return r.status;
-            },
-            () => 0,
-          );
+          const status = await postEvent(flooded, JSON.stringify({ userId: `u${c}`, eventName: 'flood', eventData: { blob, i } }));
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
         }
       }),
     );
     const floodSeconds = (Date.now() - floodStart) / 1000;
-    const floodPeak = { rss: peakRss, heap: peakHeap };
-    peakHeap = 0;
-    peakRss = 0;
+    const floodPeak = memory.restart();
     const catchUpStart = Date.now();
     await holder.query('COMMIT');
     await holder.end();
@@ -102,12 +133,11 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
         if (projected !== accepted) await sleep(100);
       }
       const catchUpSeconds = (Date.now() - catchUpStart) / 1000;
-      sampling = false;
-      await sampler;
+      await memory.stop();
       const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
       console.log(
-        `      ${accepted} items of 1 MB accepted in ${floodSeconds.toFixed(1)} s (peak RSS ${mib(floodPeak.rss)} MiB, heap used ${mib(floodPeak.heap)} MiB); ` +
-          `projected in ${catchUpSeconds.toFixed(1)} s (peak RSS ${mib(peakRss)} MiB, heap used ${mib(peakHeap)} MiB)`,
+        `      ${accepted} items of 1 MB accepted in ${floodSeconds.toFixed(1)} s (peak RSS ${mib(floodPeak.rss)} MiB, heap used ${mib(floodPeak.heapUsed)} MiB); ` +
+          `projected in ${catchUpSeconds.toFixed(1)} s (peak RSS ${mib(memory.peaks.rss)} MiB, heap used ${mib(memory.peaks.heapUsed)} MiB)`,
       );
       expect(started.running, started.stderr).to.equal(true);
       expect(projected).to.equal(accepted);
@@ -119,28 +149,9 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
   it('as `npm start` runs it (its heap flags, the default body budget), a flood of 1 MB many-key bodies on 64 connections is answered 200 or 503 and the heap stays under its limit', async () => {
     const flags = nodeFlagsOf('start');
     expect(flags).to.include('--max-old-space-size=256');
-    const started = ServiceProcess.start('main', { DATABASE_URL: database.url, ADMIN_TOKEN: adminToken, INGEST_RATE_LIMIT: '0' }, { nodeFlags: flags });
-    service = started;
-    await started.waitForHealth(30_000);
-    const base = started.base;
-    const created = await fetch(`${base}/admin/v1/accounts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'flood' }),
-    });
-    const account = (await created.json()) as { licenseCode: string; accessToken: string };
-
-    let peakRss = 0;
-    let peakHeapTotal = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling && started.running) {
-        const page = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
-        peakRss = Math.max(peakRss, sample(page, 'process_resident_memory_bytes') ?? 0);
-        peakHeapTotal = Math.max(peakHeapTotal, sample(page, 'nodejs_heap_size_total_bytes') ?? 0);
-        await sleep(100);
-      }
-    })();
+    const flooded = await startFlooded(database.url, { INGEST_RATE_LIMIT: '0' }, flags, (started) => (service = started));
+    const { started } = flooded;
+    const memory = watchMemory(started, flooded.base);
 
     // Many small keys cost the heap far more than their bytes: the costliest body per byte.
     const eventData: Record<string, number> = {};
@@ -151,23 +162,13 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     await Promise.all(
       Array.from({ length: 64 }, async () => {
         while (Date.now() < until) {
-          const status = await fetch(`${base}/v1/accounts/${account.licenseCode}/events`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json' },
-            body,
-          }).then(
-            async (r) => {
-              await r.arrayBuffer();
-              return r.status;
-            },
-            () => 0,
-          );
+          const status = await postEvent(flooded, body);
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
         }
       }),
     );
-    sampling = false;
-    await sampler;
+    await memory.stop();
+    const { rss: peakRss, heapTotal: peakHeapTotal } = memory.peaks;
     const mib = 2 ** 20;
     console.log(`      ${JSON.stringify([...statuses])} (status, replies); peak RSS ${(peakRss / mib).toFixed(0)} MiB, heap total ${(peakHeapTotal / mib).toFixed(0)} MiB`);
     expect(started.running, started.stderr).to.equal(true);
