@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { defaultMaxAppendBytes } from './eventstore/esdb-writes.js';
 
 export interface Config {
   /** Postgres for read models, registries and the event store; unset means the embedded server. */
@@ -7,6 +8,8 @@ export interface Config {
   dataDir: string;
   /** An EventStoreDB connection string: the events are kept there instead of in Postgres. */
   eventStoreUrl: string | undefined;
+  /** Bytes one write to EventStoreDB may hold (ESDB_MAX_APPEND_BYTES, the server's MaxAppendSize). */
+  esdbMaxAppendBytes: number;
   port: number;
   /** Listen address (HOST); unset: every interface. */
   host: string | undefined;
@@ -59,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
     eventStoreUrl: env.EVENTSTORE_URL || undefined,
+    esdbMaxAppendBytes: Math.max(1, intSetting(env, 'ESDB_MAX_APPEND_BYTES', defaultMaxAppendBytes)),
     port: intSetting(env, 'PORT', 3000),
     host: env.HOST || undefined,
     workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,

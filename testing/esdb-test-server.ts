@@ -23,6 +23,7 @@ import streamsGrpc from '@eventstore/db-client/generated/streams_grpc_pb.js';
 import serverFeaturesGrpc from '@eventstore/db-client/generated/serverfeatures_grpc_pb.js';
 import type { IStreamsServer } from '@eventstore/db-client/generated/streams_grpc_pb.js';
 import type { IServerFeaturesServer } from '@eventstore/db-client/generated/serverfeatures_grpc_pb.js';
+import { appendSize, defaultMaxAppendSize, maxAppendSizeError, maxAppendSizeStatus } from './esdb-append-size.js';
 
 const { ReadReq, ReadResp, AppendResp, BatchAppendResp } = streamsPb;
 type ReadReqOptions = InstanceType<typeof ReadReq.Options>;
@@ -234,6 +235,11 @@ export class EsdbTestServer {
    * (the real server only dedupes on a best-effort basis with expected revision "any").
    */
   deduplicate = true;
+  /**
+   * Bytes one write may hold, as the server's MaxAppendSize (1 MiB by default): a write whose events
+   * weigh more is refused whole (esdb-append-size.ts). null: no limit.
+   */
+  maxAppendSize: number | null = defaultMaxAppendSize;
   /** gRPC calls received per append method (the client multiplexes its appends on one BatchAppend call). */
   readonly calls = { batchAppend: 0, append: 0 };
 
@@ -445,6 +451,7 @@ export class EsdbTestServer {
     call.on('end', () => {
       if (!failure && !options?.hasStreamIdentifier()) failure = new ProtocolError(grpc.status.INVALID_ARGUMENT, 'options are required');
       if (failure || !options) return answer({ code: failure?.code, details: failure?.message });
+      if (this.maxAppendSize !== null && appendSize(events) > this.maxAppendSize) return answer(maxAppendSizeError(this.maxAppendSize));
       const expected = expectedOf(options, options.hasRevision() ? options.getRevision() : null);
       const outcome = this.write(streamName(options.getStreamIdentifier()), events, expected);
       const response = new AppendResp();
@@ -500,6 +507,12 @@ export class EsdbTestServer {
         if (!write) return;
         stream = write.stream;
         write.events.push(...request.getProposedMessagesList().map(toProposed));
+        if (this.maxAppendSize !== null && appendSize(write.events) > this.maxAppendSize) {
+          // Refused once past the limit, before its final message: the later ones are ignored.
+          pending.delete(correlationId);
+          call.write(response.setStreamIdentifier(streamIdentifier(stream)).setError(maxAppendSizeStatus(this.maxAppendSize)));
+          return;
+        }
         if (!request.getIsFinal()) return;
         pending.delete(correlationId);
         response.setStreamIdentifier(streamIdentifier(stream));

@@ -13,6 +13,7 @@ import {
 import type { Logger } from '../logger.js';
 import { CatchUpFeed } from './esdb-catch-up.js';
 import { decodePosition, toRecorded } from './esdb-positions.js';
+import { defaultMaxAppendBytes, planWrites } from './esdb-writes.js';
 import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {
@@ -25,6 +26,8 @@ export interface EsdbEventStoreOptions {
   backlogCountLimit?: number;
   /** Catch-up subscriptions kept open at most (one per reader position). */
   maxFeeds?: number;
+  /** Bytes one write may hold (the server's MaxAppendSize); default 1 MiB. */
+  maxAppendBytes?: number;
 }
 
 /** Errors that mean "the store cannot be reached now" (503), not a fault of the request. */
@@ -77,16 +80,13 @@ export class EsdbEventStore implements EventStore {
   }
 
   private async appendByStream(events: NewEvent[]): Promise<AppendedEvent[]> {
-    const byStream = new Map<string, NewEvent[]>();
-    for (const event of events) {
-      const list = byStream.get(event.stream);
-      if (list) list.push(event);
-      else byStream.set(event.stream, [event]);
-    }
-    // One stream after the other, so that the events of a bulk request are in `$all` in the order
+    // Every write planned first, under the server's size limit: an item too large for one write
+    // is refused before anything of the append is written (esdb-writes.ts).
+    const writes = planWrites(events, this.options.maxAppendBytes ?? defaultMaxAppendBytes);
+    // One write after the other, so that the events of a bulk request are in `$all` in the order
     // of its elements, as on Postgres (the order the leads list shows).
     const appended = new Map<string, AppendedEvent>();
-    for (const [stream, list] of byStream) {
+    for (const { stream, events: list } of writes) {
       const result = await this.guard(
         this.client.appendToStream(
           stream,

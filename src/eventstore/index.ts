@@ -8,6 +8,8 @@ export interface EventStoreSelection {
   /** EVENTSTORE_URL: an EventStoreDB connection string; unset, the events are kept in Postgres. */
   eventStoreUrl: string | undefined;
   queryTimeoutMs: number;
+  /** Bytes one write to EventStoreDB may hold; default 1 MiB. */
+  esdbMaxAppendBytes?: number;
 }
 
 /** The event store a process uses: EventStoreDB when EVENTSTORE_URL is set, Postgres otherwise. */
@@ -18,7 +20,12 @@ export function createEventStore(
   onBatch?: (events: number) => void,
 ): EventStore {
   if (selection.eventStoreUrl) {
-    return new EsdbEventStore(selection.eventStoreUrl, { log: log.child({ component: 'eventstoredb' }), timeoutMs: selection.queryTimeoutMs, onBatch });
+    return new EsdbEventStore(selection.eventStoreUrl, {
+      log: log.child({ component: 'eventstoredb' }),
+      timeoutMs: selection.queryTimeoutMs,
+      onBatch,
+      maxAppendBytes: selection.esdbMaxAppendBytes,
+    });
   }
   return new PostgresEventStore(pool, { onBatch });
 }

@@ -51,9 +51,10 @@ export function ingestRoutes(services: Services): Router {
     try {
       body = await run(ctx);
     } catch (error) {
-      // An invalid item stored nothing: the key is free again for a corrected request. After any
-      // other failure the items may be stored, so the key stays bound to this body and its ids.
-      if (idempotent && error instanceof AppError && error.form === 'item') await idempotent.release();
+      // An invalid item, or one too large for the event store's writes, stored nothing: the key is
+      // free again for a corrected request. After any other failure the items may be stored, so
+      // the key stays bound to this body and its ids.
+      if (idempotent && error instanceof AppError && (error.form === 'item' || error.reason === 'too_large')) await idempotent.release();
       throw error;
     }
     // The items are stored; without the record a repeat still stores nothing new (same trackIDs).

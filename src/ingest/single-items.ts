@@ -131,6 +131,7 @@ export async function ingestItems(endpoint: SingleItemEndpoint, deps: CommandDep
   return appendDecisions(
     deps.store,
     items.map((item, index) => deciders[endpoint](deps, ctx, item, index)),
+    ctx.endpoint,
   );
 }
 

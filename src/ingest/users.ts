@@ -137,7 +137,7 @@ export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     const merge = merges.get(index);
     return { trackId, events: merge ? [upsertEvent(ctx, outcome, trackId), merge] : [upsertEvent(ctx, outcome, trackId)] };
   });
-  return appendDecisions(deps.store, decisions);
+  return appendDecisions(deps.store, decisions, ctx.endpoint);
 }
 
 /** With both ids, claims the merge and makes its event; a merge into another user is a rejection. */

@@ -91,7 +91,10 @@ export const responses: JsonObject = {
   NotFound: errorReply('No such resource (or path: every unknown path gets this form A 404).'),
   Conflict: errorReply('The change conflicts with the current state; nothing was changed.'),
   RequestTimeout: errorReply('The request did not arrive in full within REQUEST_TIMEOUT_SECONDS.'),
-  TooLarge: errorReply('The body is over the limit (of its decompressed bytes, if compressed), or chunk extensions are too large.'),
+  TooLarge: errorReply(
+    'The body is over the limit (of its decompressed bytes, if compressed), or chunk extensions are too large; on an ingest endpoint with EventStoreDB, ' +
+      'an item whose events are more than one write to the store may hold (1 MiB by default), named by the message. Nothing was stored.',
+  ),
   UnsupportedMediaType: errorReply('Not `Content-Type: application/json`, a charset other than UTF-8, or a Content-Encoding other than gzip, deflate, br or identity.'),
   IdempotencyMismatch: errorReply('This Idempotency-Key was used with another body within the last 24 hours.'),
   RateLimited: errorReply('Over the account\'s rate limit: retry after `Retry-After` seconds. Nothing was stored.', { headers: { ...retryAfter, ...rateLimitHeaders } }),
