@@ -40,6 +40,7 @@ const readModels: readonly (readonly [table: string, key: string, writeOrder?: s
   ['products', 'account_id, product_id'],
   ['product_events', 'event_id'],
   ['track_index', 'event_id', 'indexed_order'],
+  ['track_index_repeats', 'event_id, stream_name, stream_position'],
 ];
 
 /** Rows of every read-model table, each row as JSON text, in primary-key order. */
