@@ -36,13 +36,15 @@ export const onceByEventId = '(event_id) DO NOTHING';
  * text under `maxChars` (besides a first row larger than that), by default a page's worth of event
  * data (defaultPageBytes, counting characters): one string for a whole batch of large events could pass what the heap, or
  * a JavaScript string, can hold. Rows must not depend on each other within the call (each is an
- * upsert of its own key), so splitting them changes nothing.
+ * upsert of its own key), so splitting them changes nothing. Resolves to the rows the statements
+ * inserted or updated.
  */
-export async function writeRows(db: Db, statement: string, rows: readonly object[], maxChars = defaultPageBytes): Promise<void> {
+export async function writeRows(db: Db, statement: string, rows: readonly object[], maxChars = defaultPageBytes): Promise<number> {
   let chunk: string[] = [];
   let chars = 0;
+  let written = 0;
   const send = async (): Promise<void> => {
-    if (chunk.length) await db.query(statement, [`[${chunk.join(',')}]`]);
+    if (chunk.length) written += (await db.query(statement, [`[${chunk.join(',')}]`])).rowCount ?? 0;
     chunk = [];
     chars = 0;
   };
@@ -53,4 +55,5 @@ export async function writeRows(db: Db, statement: string, rows: readonly object
     chars += json.length + 1;
   }
   await send();
+  return written;
 }

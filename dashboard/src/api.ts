@@ -186,6 +186,14 @@ export const leadTimeline = (license: string, id: string, limit?: number) =>
 // ---- track lookup ----
 
 /** A stored event as the track lookup shows it. */
+/** Where one copy of a stored event is. */
+export interface StoredAt {
+  stream: string;
+  streamPosition: number;
+  globalPosition: number;
+  recordedAt: string;
+}
+
 export interface StoredEvent {
   eventId: string;
   type: string;
@@ -195,6 +203,10 @@ export interface StoredEvent {
   recordedAt: string;
   data: unknown;
   metadata: unknown;
+  /** An event id stored more than once: where its later copies are (the event is shown once). */
+  alsoStoredAt?: StoredAt[];
+  /** A later copy of an event id, in a stream's events: where its first copy is. */
+  repeatOf?: StoredAt;
 }
 
 export interface TrackLookup {

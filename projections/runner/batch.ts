@@ -58,7 +58,7 @@ async function commitBatch(
     await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${declareReadModelWriter}`);
     // A parked event's id stays claimed: parked counts as handled, and a second delivery of it is
     // skipped like that of an applied one (a retry applies it without claiming it again).
-    const events = batch.mayRepeatEventIds && !projection.keyedByEventId ? await firstDeliveries(client, projection, page.events) : page.events;
+    const events = await eventsToApply(client, projection, batch.mayRepeatEventIds, page.events);
     const { rows } = await client.query<CheckpointRow>(sql.advanceCheckpoint, [projection.name, state.checkpoint, page.checkpoint, events.length]);
     let advanced = rows[0];
     if (!advanced) {
@@ -75,8 +75,17 @@ async function commitBatch(
   }
 }
 
+/**
+ * The events of a page the projection is to apply: on a store that may deliver an event id more
+ * than once, those whose ids it has not applied (nor parked) before, each once, in order, unless
+ * its rows are keyed by event id anyway; otherwise all of them. Runs in the batch's transaction.
+ */
+export async function eventsToApply(client: pg.ClientBase, projection: Projection, mayRepeatEventIds: boolean, events: RecordedEvent[]): Promise<RecordedEvent[]> {
+  return mayRepeatEventIds && !projection.keyedByEventId ? firstDeliveries(client, projection, events) : events;
+}
+
 /** The events whose ids the projection has not applied (nor parked) before, each once, in order. */
-async function firstDeliveries(client: pg.PoolClient, projection: Projection, events: RecordedEvent[]): Promise<RecordedEvent[]> {
+async function firstDeliveries(client: pg.ClientBase, projection: Projection, events: RecordedEvent[]): Promise<RecordedEvent[]> {
   if (events.length === 0) return events;
   const { rows } = await client.query<{ event_id: string }>(sql.claimEventIds, [projection.name, events.map((e) => e.id)]);
   const unseen = new Set(rows.map((row) => row.event_id));

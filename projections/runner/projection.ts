@@ -18,7 +18,8 @@ export interface Projection {
   readonly readsData?: boolean;
   /**
    * true when every row `apply` writes is keyed by its event's id, written once: an event read
-   * twice then changes nothing, and the runner need not remember applied ids.
+   * twice then adds no item (the track index only notes where a later copy is stored), and the
+   * runner need not remember applied ids.
    */
   readonly keyedByEventId?: boolean;
   /** Read-model tables, emptied by a rebuild. */

@@ -1,6 +1,6 @@
 import type { Pool } from '../../src/db/pool.js';
 import type { EventStore, RecordedEvent } from '../../src/eventstore/port.js';
-import { trackedEvents } from './sql.js';
+import { repeatsOf, trackedEvents } from './sql.js';
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -27,11 +27,27 @@ export async function eventsOfTrackId(pool: Pool, store: EventStore, trackId: st
 /** Events shown of a stream before the first event of a trackID in it: the audit stays bounded. */
 export const streamEventsBefore = 100;
 
+/** Where one copy of an event is stored. */
+export interface StoredAt {
+  stream: string;
+  streamPosition: number;
+  globalPosition: number;
+  recordedAt: string;
+}
+
+/**
+ * A stored event as the audit shows it. An id the store holds more than once (EventStoreDB may,
+ * docs/eventstoredb.md) is shown once, at its first copy, with `alsoStoredAt` listing the later
+ * copies; a later copy met in a stream's events says which first copy it repeats (`repeatOf`).
+ */
+export type AuditedEvent = RecordedEvent & { alsoStoredAt?: StoredAt[]; repeatOf?: StoredAt };
+
 export interface TrackLookup {
   trackID: string;
-  events: RecordedEvent[];
+  /** The trackID's events, each id once. */
+  events: AuditedEvent[];
   /** Each stream of the events, up to and including them, from at most `streamEventsBefore` before them. */
-  streams: Map<string, RecordedEvent[]>;
+  streams: Map<string, AuditedEvent[]>;
 }
 
 /**
@@ -51,7 +67,52 @@ export async function lookUpTrackId(pool: Pool, store: EventStore, trackId: stri
     const count = Math.min(Math.max(...positions) - from + 1, streamEventsBefore + positions.length);
     streams.set(stream, await store.readStream(stream, from, count));
   }
-  return { trackID: trackId.toLowerCase(), events, streams };
+  const ids = new Set([...events, ...[...streams.values()].flat()].map((e) => e.id));
+  const mark = await repeatMarker(pool, [...ids]);
+  return {
+    trackID: trackId.toLowerCase(),
+    events: events.map(mark),
+    streams: new Map([...streams].map(([name, list]) => [name, list.map(mark)])),
+  };
+}
+
+const placeKey = (stream: string, streamPosition: number): string => `${streamPosition}\u0000${stream}`;
+
+/** Marks the copies of the ids among `ids` that the track index has seen stored more than once. */
+async function repeatMarker(pool: Pool, ids: string[]): Promise<(event: RecordedEvent) => AuditedEvent> {
+  const { rows } = await pool.query<{
+    event_id: string;
+    first_stream: string;
+    first_stream_position: string;
+    first_global_position: string;
+    first_recorded_at: Date;
+    stream_name: string;
+    stream_position: string;
+    global_position: string;
+    recorded_at: Date;
+  }>(repeatsOf, [ids]);
+  const firsts = new Map<string, StoredAt>();
+  const laterCopies = new Map<string, StoredAt[]>();
+  const firstOfCopy = new Map<string, StoredAt>();
+  for (const row of rows) {
+    const first: StoredAt = {
+      stream: row.first_stream,
+      streamPosition: Number(row.first_stream_position),
+      globalPosition: Number(row.first_global_position),
+      recordedAt: row.first_recorded_at.toISOString(),
+    };
+    const copy: StoredAt = { stream: row.stream_name, streamPosition: Number(row.stream_position), globalPosition: Number(row.global_position), recordedAt: row.recorded_at.toISOString() };
+    firsts.set(row.event_id, first);
+    laterCopies.set(row.event_id, [...(laterCopies.get(row.event_id) ?? []), copy]);
+    firstOfCopy.set(placeKey(copy.stream, copy.streamPosition), first);
+  }
+  return (event) => {
+    const first = firsts.get(event.id);
+    if (!first) return event;
+    if (first.stream === event.stream && first.streamPosition === event.streamPosition) return { ...event, alsoStoredAt: laterCopies.get(event.id) ?? [] };
+    const repeated = firstOfCopy.get(placeKey(event.stream, event.streamPosition));
+    return repeated ? { ...event, repeatOf: repeated } : event;
+  };
 }
 
 /** A track lookup as JSON: the read API's reply and `tracking audit --json`. */
@@ -64,7 +125,7 @@ export function describeTrackLookup(lookup: TrackLookup): Record<string, unknown
 }
 
 /** A stored event as the read API and the audit show it. */
-export function describeEvent(event: RecordedEvent): Record<string, unknown> {
+export function describeEvent(event: AuditedEvent): Record<string, unknown> {
   return {
     eventId: event.id,
     type: event.type,
@@ -74,5 +135,7 @@ export function describeEvent(event: RecordedEvent): Record<string, unknown> {
     recordedAt: event.recordedAt,
     data: event.data,
     metadata: event.metadata,
+    ...(event.alsoStoredAt && { alsoStoredAt: event.alsoStoredAt }),
+    ...(event.repeatOf && { repeatOf: event.repeatOf }),
   };
 }

@@ -9,6 +9,26 @@ export const insertTrackIndex = insertRows(
   onceByEventId,
 );
 
+/**
+ * $1 a JSON array of track_index rows: those stored at another place than the row their event id
+ * already has are later copies of it, recorded once each. Run after insertTrackIndex on the same
+ * rows, so that a copy's first is found also when both came in one batch.
+ */
+export const insertRepeats = `INSERT INTO track_index_repeats (event_id, stream_name, stream_position, global_position, recorded_at)
+  SELECT r.event_id, r.stream_name, r.stream_position, r.global_position, r.recorded_at
+  FROM json_populate_recordset(NULL::track_index, $1::json) AS r
+  JOIN track_index t ON t.event_id = r.event_id
+  WHERE (t.stream_name, t.stream_position) <> (r.stream_name, r.stream_position)
+  ON CONFLICT DO NOTHING`;
+
+/** Of the event ids $1, those stored more than once: where the first copy is and where each later one, by global position. */
+export const repeatsOf = `SELECT r.event_id,
+    t.stream_name AS first_stream, t.stream_position AS first_stream_position, t.global_position AS first_global_position, t.recorded_at AS first_recorded_at,
+    r.stream_name, r.stream_position, r.global_position, r.recorded_at
+  FROM track_index_repeats r JOIN track_index t ON t.event_id = r.event_id
+  WHERE r.event_id = ANY ($1::uuid[])
+  ORDER BY r.global_position`;
+
 /** Where the track index says the events of a trackID are stored, oldest first. */
 export const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM track_index
   WHERE track_id = $1 AND ($2::uuid IS NULL OR account_id = $2)

@@ -1,10 +1,13 @@
-import type { RecordedEvent } from '../eventstore/port.js';
-import { describeTrackLookup, lookUpTrackId, streamEventsBefore } from '../../projections/track-index/queries.js';
+import { describeTrackLookup, lookUpTrackId, streamEventsBefore, type AuditedEvent, type StoredAt } from '../../projections/track-index/queries.js';
 import { CliError, withContext } from './context.js';
 
-function printEvent(event: RecordedEvent, marked: boolean): void {
+const place = (at: StoredAt): string => `${at.stream} #${at.streamPosition} (global ${at.globalPosition}, recorded ${at.recordedAt})`;
+
+function printEvent(event: AuditedEvent, marked: boolean): void {
   const mark = marked ? '*' : ' ';
   console.log(`${mark} #${event.streamPosition}  ${event.type}  id ${event.id}  global ${event.globalPosition}  recorded ${event.recordedAt}`);
+  if (event.repeatOf) console.log(`    repeat of the copy at ${place(event.repeatOf)}: the same event id stored again`);
+  for (const copy of event.alsoStoredAt ?? []) console.log(`    also stored at ${place(copy)}: a later copy of the same event id`);
   console.log(`    metadata ${JSON.stringify(event.metadata)}`);
   console.log(`    data     ${JSON.stringify(event.data)}`);
 }
@@ -12,6 +15,7 @@ function printEvent(event: RecordedEvent, marked: boolean): void {
 /**
  * `tracking audit <trackID>`: the events stored for a trackID, then their stream up to and
  * including them (from at most 100 before them), in order; the trackID's own events are marked `*`.
+ * An event id stored more than once is listed once, with where its later copies are stored.
  */
 export async function auditCommand(args: string[], json: boolean): Promise<void> {
   const trackId = args[0];

@@ -112,16 +112,28 @@ export const readSchemas: Record<string, JsonObject> = {
     ],
   },
   Timeline: closedObject({ entries: { type: 'array', items: schemaRef('TimelineEntry'), description: 'Latest first.' } }),
-  StoredEvent: closedObject({
-    eventId: { type: 'string', format: 'uuid' },
-    type: { enum: [...eventTypes] },
-    stream: text,
-    streamPosition: count,
-    globalPosition: count,
-    recordedAt: instant,
-    data: anyObject,
-    metadata: { type: 'object', description: 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).' },
-  }),
+  StoredEvent: withOptional(
+    closedObject({
+      eventId: { type: 'string', format: 'uuid' },
+      type: { enum: [...eventTypes] },
+      stream: text,
+      streamPosition: count,
+      globalPosition: count,
+      recordedAt: instant,
+      data: anyObject,
+      metadata: { type: 'object', description: 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).' },
+    }),
+    {
+      alsoStoredAt: {
+        type: 'array',
+        items: schemaRef('StoredAt'),
+        minItems: 1,
+        description: 'Only on an event id the store holds more than once (EventStoreDB may: docs/eventstoredb.md): where its later copies are, oldest first. The event is shown once, at its first copy.',
+      },
+      repeatOf: { ...schemaRef('StoredAt'), description: 'Only on a later copy of an event id, in a stream\'s events: where its first copy is.' },
+    },
+  ),
+  StoredAt: closedObject({ stream: text, streamPosition: count, globalPosition: count, recordedAt: instant }, { description: 'Where one copy of a stored event is.' }),
   TrackLookup: closedObject({
     trackID,
     events: { type: 'array', items: schemaRef('StoredEvent'), minItems: 1 },

@@ -119,6 +119,11 @@ export class TestApp {
     }
   }
 
+  /** The EventStoreDB test double this app keeps its events in; null on Postgres. */
+  esdbDouble(): EsdbTestServer | null {
+    return esdbServers.get(this.database.name) ?? null;
+  }
+
   /** Resolves once every projection has applied every stored event (read models are up to date). */
   async projected(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { eventsToApply } from '../../projections/runner/batch.js';
 import type { Projection } from '../../projections/runner/projection.js';
 import { freshDatabase } from './database.js';
 
@@ -15,8 +16,11 @@ export type ReadModel = <Row extends pg.QueryResultRow>(text: string, values?: u
  *     .given(submitted('p1', { color: 'red' }))
  *     .when(submitted('p1', { color: 'blue' }))
  *     .then(async (read) => expect(await read('SELECT properties FROM products')).to.deep.equal([...]));
+ *
+ * With `mayRepeatEventIds` each batch passes first through the runner's guard for stores that may
+ * deliver an event id twice (EventStoreDB), as the runner applies it there.
  */
-export function projectionSpec(projection: Projection) {
+export function projectionSpec(projection: Projection, options: { mayRepeatEventIds?: boolean } = {}) {
   const batches: RecordedEvent[][] = [];
   const spec = {
     given(...events: RecordedEvent[]) {
@@ -34,7 +38,7 @@ export function projectionSpec(projection: Projection) {
       try {
         for (const batch of batches) {
           await client.query('BEGIN');
-          await projection.apply(client, batch);
+          await projection.apply(client, await eventsToApply(client, projection, options.mayRepeatEventIds ?? false, batch));
           await client.query('COMMIT');
         }
         await check(async (text, values) => (await client.query(text, values)).rows);

@@ -1,10 +1,11 @@
-import type { StoredEvent, TrackLookup } from '../api';
+import type { StoredAt, StoredEvent, TrackLookup } from '../api';
 import { formatTime } from './format';
 import { JsonText } from './json-text';
 
 /**
  * What the store keeps of one trackID: each event (type, stream, positions, time, data and
  * metadata as JSON text), then each of their streams up to them, the trackID's own events marked.
+ * An event id stored more than once is shown once, with where its later copies are, as text.
  * `level` is the heading level of its parts (3 on the track lookup page, 4 in a panel).
  */
 export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?: 2 | 3 }) {
@@ -35,6 +36,14 @@ export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?
             <dd>
               <code>{event.eventId}</code>
             </dd>
+            {event.alsoStoredAt ? (
+              <>
+                <dt>Also stored at</dt>
+                <dd class="also-stored-at">
+                  {event.alsoStoredAt.map(placeText).join('; ')} (later copies of the same event id, counted once)
+                </dd>
+              </>
+            ) : null}
           </dl>
           <p class="json-label">data</p>
           <JsonText value={event.data} label={`data of ${event.type}`} />
@@ -50,6 +59,9 @@ export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?
     </div>
   );
 }
+
+/** Where a copy is, as text. */
+const placeText = (at: StoredAt): string => `stream ${at.stream}, position ${at.streamPosition}, global position ${at.globalPosition}, recorded ${formatTime(at.recordedAt)}`;
 
 function StreamTable({ stream, events, own, Sub }: { stream: string; events: StoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
   const first = events[0]?.streamPosition ?? 0;
@@ -73,10 +85,15 @@ function StreamTable({ stream, events, own, Sub }: { stream: string; events: Sto
           </thead>
           <tbody>
             {events.map((event) => (
-              <tr key={event.eventId} class={own.has(event.eventId) ? 'own' : undefined}>
+              // Keyed by position: a stream can hold an event id twice.
+              <tr key={event.streamPosition} class={own.has(event.eventId) ? 'own' : undefined}>
                 <td data-label="Stream position">{event.streamPosition}</td>
                 <td data-label="Global position">{event.globalPosition}</td>
-                <td data-label="Type">{event.type}</td>
+                <td data-label="Type">
+                  {event.type}
+                  {event.repeatOf ? <span class="repeat-of"> (repeat of stream position {event.repeatOf.streamPosition})</span> : null}
+                  {event.alsoStoredAt ? <span class="also-stored-at"> (also stored at {event.alsoStoredAt.map((at) => at.streamPosition).join(', ')})</span> : null}
+                </td>
                 <td data-label="Recorded">{formatTime(event.recordedAt)}</td>
                 <td data-label="This trackID">{own.has(event.eventId) ? 'yes' : ''}</td>
                 <td data-label="Data">
