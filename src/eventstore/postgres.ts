@@ -2,7 +2,7 @@ import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
-import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
+import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, type StoreUnavailableError } from './port.js';
 import * as sql from './postgres-sql.js';
 import { StreamHeads } from './stream-heads.js';
 
@@ -186,8 +186,9 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
-  private translate(error: unknown): unknown {
-    return isUnavailableError(error) ? new StoreUnavailableError(undefined, { cause: error }) : error;
+  /** Whatever an append failed with is answered 503: the store did not take it now (a retry stores nothing twice). */
+  private translate(error: unknown): StoreUnavailableError {
+    return asStoreUnavailable(error);
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
@@ -210,23 +211,26 @@ export class PostgresEventStore implements EventStore {
 
   async backlog(checkpoint: string | null, filter: ReadFilter = {}): Promise<Backlog> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
-    const { rows } = await this.pool.query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [
-      transactionId,
-      globalPosition,
-      filter.types ?? null,
-    ]);
+    const { rows } = await this.pool
+      .query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [transactionId, globalPosition, filter.types ?? null])
+      .catch(this.fail);
     const row = rows[0];
     return { events: row?.events ?? 0, oldestRecordedAt: row?.oldest ? row.oldest.toISOString() : null };
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(sql.readStream, [stream, fromPosition, limit]);
+    const { rows } = await this.pool.query<EventRow>(sql.readStream, [stream, fromPosition, limit]).catch(this.fail);
     return rows.map(toRecorded);
   }
 
   async ping(): Promise<void> {
-    await quickPing(this.pool);
+    await quickPing(this.pool).catch(this.fail);
   }
+
+  /** A failed read that a reply waits for (the audit, the lag, health), as the StoreUnavailableError answered 503. */
+  private readonly fail = (error: unknown): never => {
+    throw asStoreUnavailable(error);
+  };
 
   async close(): Promise<void> {
     await this.committer.drain();
