@@ -10,6 +10,18 @@ export default tseslint.config(
     languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
   },
   {
+    // Only the EventStoreDB adapter (and the test double, with the specs of the double itself) use
+    // the client library, so that moving to another client (@kurrent/kurrentdb-client) stays there.
+    files: ['**/*.ts'],
+    ignores: ['src/eventstore/esdb*.ts', 'testing/**', 'test/esdb-test-server*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@eventstore/db-client', '@eventstore/db-client/*'], message: 'only src/eventstore/esdb*.ts use the EventStoreDB client' }] },
+      ],
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],

@@ -20,7 +20,8 @@ export function decodePosition(checkpoint: string): Position {
 
 /**
  * A recorded event of `$all` in the port's shape. Its global position is the prepare position:
- * unique and increasing in `$all` order, whereas the events of one write share a commit position.
+ * unique and increasing in `$all` order (the server reads each event back with commit = prepare =
+ * its own position; the prepare part is the one that is unique whatever the log format).
  */
 export function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
   return {

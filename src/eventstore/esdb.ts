@@ -1,20 +1,11 @@
-import {
-  ANY,
-  BACKWARDS,
-  END,
-  ErrorType,
-  EventStoreDBClient,
-  FORWARDS,
-  START,
-  jsonEvent,
-  isCommandError,
-  type AppendResult,
-} from '@eventstore/db-client';
+import { ANY, BACKWARDS, END, FORWARDS, START, type EventStoreDBClient } from '@eventstore/db-client';
 import type { Logger } from '../logger.js';
+import { appendByStream } from './esdb-append.js';
 import { CatchUpFeed } from './esdb-catch-up.js';
+import { EsdbClients, isStreamNotFound } from './esdb-client.js';
 import { decodePosition, toRecorded } from './esdb-positions.js';
-import { defaultMaxAppendBytes, planWrites } from './esdb-writes.js';
-import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
+import { defaultMaxAppendBytes } from './esdb-writes.js';
+import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
@@ -30,34 +21,29 @@ export interface EsdbEventStoreOptions {
   maxAppendBytes?: number;
 }
 
-/** Errors that mean "the store cannot be reached now" (503), not a fault of the request. */
-const unavailableTypes = new Set<string>([ErrorType.UNAVAILABLE, ErrorType.DEADLINE_EXCEEDED, ErrorType.NOT_LEADER, ErrorType.CANCELLED, ErrorType.TIMEOUT]);
-
-const isCommandFailure = (error: unknown, types: ReadonlySet<string>): boolean =>
-  error instanceof Error && isCommandError(error) && types.has(error.type);
-
-/** gRPC status codes of a call that did not reach the server, or got no answer in time. */
-const unavailableGrpcCodes = new Set<unknown>([4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]);
-
-const isUnavailable = (error: unknown): boolean =>
-  isCommandFailure(error, unavailableTypes) || (error instanceof Error && unavailableGrpcCodes.has((error as { code?: unknown }).code));
-const streamNotFound = new Set<string>([ErrorType.STREAM_NOT_FOUND]);
-
 /** Feeds nobody has read from for this long are closed. */
 const idleFeedMs = 60_000;
+
+/** How long a health check waits for each of its calls. */
+const pingMs = 2_000;
+
+/** The stream the health check writes nothing to: a write of no events stores nothing. */
+export const healthStream = 'tracking-health';
 
 /**
  * The EventStore port on EventStoreDB (or KurrentDB), through `@eventstore/db-client`. The streams,
  * event ids and metadata are those of docs/events.md. Events of one stream in an append are written in
  * one atomic write; an append spanning several streams (a bulk request) writes each stream in
- * turn. Concurrent appends share the client's one batch-append gRPC call, so they are multiplexed
- * rather than waiting for each other's round trip. Projections read through catch-up
- * subscriptions to `$all` (esdb-catch-up.ts).
+ * turn (esdb-append.ts). Concurrent appends share the client's one batch-append gRPC call, so they
+ * are multiplexed rather than waiting for each other's round trip. Projections read through
+ * catch-up subscriptions to `$all` (esdb-catch-up.ts). Every failure of a call is a
+ * StoreUnavailableError (esdb-client.ts), and a client left broken by a failed discovery is
+ * replaced.
  */
 export class EsdbEventStore implements EventStore {
   /** EventStoreDB deduplicates event ids on a best-effort basis only: readers must apply each id once. */
   readonly mayRepeatEventIds = true;
-  private readonly client: EventStoreDBClient;
+  private readonly clients: EsdbClients;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly feeds = new Set<CatchUpFeed>();
   private readonly timeoutMs: number;
@@ -66,38 +52,27 @@ export class EsdbEventStore implements EventStore {
     connectionString: string,
     private readonly options: EsdbEventStoreOptions,
   ) {
-    this.client = EventStoreDBClient.connectionString(connectionString);
+    // The catch-up subscriptions of a replaced client are opened again on the new one, from their cursors.
+    this.clients = new EsdbClients(connectionString, options.log, () => {
+      for (const feed of this.feeds) this.closeFeed(feed);
+    });
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
   append(events: NewEvent[]): Promise<AppendedEvent[]> {
     if (events.length === 0) return Promise.resolve([]);
-    const work = this.appendByStream(events);
+    const client = this.clients.current;
+    const work = appendByStream(
+      { client, guarded: (call) => this.guard(client, call), deadlineMs: this.timeoutMs, log: this.options.log, maxAppendBytes: this.options.maxAppendBytes ?? defaultMaxAppendBytes },
+      events,
+    ).then((appended) => {
+      this.options.onBatch?.(events.length);
+      return appended;
+    });
     this.inFlight.add(work);
     const forget = (): void => void this.inFlight.delete(work);
     work.then(forget, forget);
     return work;
-  }
-
-  private async appendByStream(events: NewEvent[]): Promise<AppendedEvent[]> {
-    // Every write planned first, under the server's size limit: an item too large for one write
-    // is refused before anything of the append is written (esdb-writes.ts).
-    const writes = planWrites(events, this.options.maxAppendBytes ?? defaultMaxAppendBytes);
-    // One write after the other, so that the events of a bulk request are in `$all` in the order
-    // of its elements, as on Postgres (the order the leads list shows).
-    const appended = new Map<string, AppendedEvent>();
-    for (const { stream, events: list } of writes) {
-      const result = await this.guard(
-        this.client.appendToStream(
-          stream,
-          list.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: e.metadata })),
-          { expectedRevision: ANY, deadline: this.timeoutMs },
-        ),
-      );
-      for (const a of appendedOf(list, result)) appended.set(a.id, a);
-    }
-    this.options.onBatch?.(events.length);
-    return events.map((e) => appended.get(e.id) as AppendedEvent);
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
@@ -118,7 +93,7 @@ export class EsdbEventStore implements EventStore {
       if (oldest) this.closeFeed(oldest);
     }
     // A page's worth of data received ahead, at most (a process may have a feed per projection).
-    const feed = new CatchUpFeed(this.client, checkpoint, this.options.log, maxEventsAhead, defaultPageBytes);
+    const feed = new CatchUpFeed(this.clients.current, checkpoint, this.options.log, maxEventsAhead, defaultPageBytes);
     this.feeds.add(feed);
     return feed;
   }
@@ -139,7 +114,8 @@ export class EsdbEventStore implements EventStore {
     let events = 0;
     let scanned = 0;
     let oldestRecordedAt: string | null = null;
-    const read = this.client.readAll({ fromPosition: from ?? START, direction: FORWARDS, maxCount: limit * 4, deadline: this.timeoutMs });
+    const client = this.clients.current;
+    const read = client.readAll({ fromPosition: from ?? START, direction: FORWARDS, maxCount: limit * 4, deadline: this.timeoutMs });
     try {
       for await (const resolved of read) {
         const event = resolved.event;
@@ -152,79 +128,68 @@ export class EsdbEventStore implements EventStore {
         if (events >= limit) return { events, oldestRecordedAt, atLeast: true };
       }
     } catch (error) {
-      throw this.translate(error);
+      throw this.failure(client, error);
     }
     return { events, oldestRecordedAt, ...(scanned >= limit * 4 && { atLeast: true }) };
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {
     const events: RecordedEvent[] = [];
+    const client = this.clients.current;
     try {
-      const read = this.client.readStream(stream, { fromRevision: BigInt(fromPosition), maxCount: limit, direction: FORWARDS, deadline: this.timeoutMs });
+      const read = client.readStream(stream, { fromRevision: BigInt(fromPosition), maxCount: limit, direction: FORWARDS, deadline: this.timeoutMs });
       for await (const resolved of read) {
         if (resolved.event) events.push(toRecorded(resolved.event));
       }
     } catch (error) {
-      if (isCommandFailure(error, streamNotFound)) return [];
-      throw this.translate(error);
+      if (isStreamNotFound(error)) return [];
+      throw this.failure(client, error);
     }
     return events;
   }
 
+  /**
+   * The write path and the read path, each within 2 s: a write of no events (stored nowhere, but
+   * answered by the leader as any write is: refused while there is none, or while it is not ready),
+   * and a read of the last event of `$all`, read to its end so that the call is over.
+   */
   async ping(): Promise<void> {
-    // A health check must answer quickly even when the server hangs.
-    const read = this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1, deadline: 2_000 });
-    try {
-      // Read to its end (one event at most), so that the call is over and not left open.
-      await read.toArray();
-    } catch (error) {
-      throw this.translate(error);
-    }
+    const client = this.clients.current;
+    await Promise.all([
+      this.guard(client, client.appendToStream(healthStream, [], { expectedRevision: ANY, deadline: pingMs }), pingMs),
+      this.guard(client, client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1, deadline: pingMs }).toArray(), pingMs),
+    ]);
   }
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
     await Promise.all([...this.feeds].map((feed) => feed.close()));
     this.feeds.clear();
-    // dispose() waits for every call to report its end, and a call of a connection lost earlier
-    // may never do so: it gets a moment, not forever.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.client.dispose(), new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
-    clearTimeout(timer);
+    await this.clients.close();
   }
 
-  /** A call that fails as unavailable, or does not answer in time, is StoreUnavailableError (503). */
-  private async guard<T>(call: Promise<T>): Promise<T> {
+  /** A call that fails, or does not answer in time, is StoreUnavailableError (503). */
+  private async guard<T>(client: EventStoreDBClient, call: Promise<T>, ms = this.timeoutMs + 1_000): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailableError('the event store did not answer in time')), this.timeoutMs + 1_000);
+      timer = setTimeout(() => reject(new StoreUnavailableError('the event store did not answer in time')), ms);
     });
     try {
       return await Promise.race([call, timeout]);
     } catch (error) {
-      throw this.translate(error);
+      throw this.failure(client, error);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private translate(error: unknown): unknown {
-    return isUnavailable(error) ? new StoreUnavailableError(undefined, { cause: error }) : error;
+  /**
+   * Whatever a call fails with is a StoreUnavailableError (503): an unreachable server, a failed
+   * discovery, a node not ready or too busy (an error of code 0, which the client reports as
+   * unknown), a timeout, a WrongExpectedVersion. None of them is the request's fault.
+   */
+  private failure(client: EventStoreDBClient, error: unknown): StoreUnavailableError {
+    this.clients.failed(client, error);
+    return asStoreUnavailable(error);
   }
-}
-
-/**
- * The stream positions of a write's events, from the revision the stream has after it. An
- * idempotent repeat of a write is answered with the revision of the original, so the positions
- * are right then too; whether the write was such a repeat the server does not say.
- */
-function appendedOf(events: NewEvent[], result: AppendResult): AppendedEvent[] {
-  const last = Number(result.nextExpectedRevision);
-  return events.map((event, i) => ({
-    id: event.id,
-    stream: event.stream,
-    streamPosition: last - (events.length - 1 - i),
-    globalPosition: result.position ? Number(result.position.commit) : -1,
-    duplicate: false,
-  }));
 }

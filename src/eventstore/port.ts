@@ -13,7 +13,7 @@ export interface AppendedEvent {
   id: string;
   stream: string;
   streamPosition: number;
-  /** Where the append landed in the store's global order (EventStoreDB: the commit position of the write). */
+  /** Where the append landed in the store's global order (EventStoreDB: the one position the server reports for the write). */
   globalPosition: number;
   /**
    * True when an event with this id was already stored: the append was an idempotent no-op for it.
@@ -33,8 +33,10 @@ export type RecordedEvent<E extends TrackingEvent = TrackingEvent> = E & {
 };
 
 /**
- * The event store could not be reached, or did not answer in time: nothing is known to be stored,
- * and a retry later may succeed. The HTTP layer answers it 503.
+ * The event store could not take or answer a call now: unreachable, not answering in time, not
+ * ready, refusing. What an append was writing may or may not have been stored (docs/decisions.md,
+ * Replies); the same append again later may succeed and stores nothing twice. The HTTP layer
+ * answers it 503.
  */
 export class StoreUnavailableError extends Error {
   constructor(
@@ -44,6 +46,13 @@ export class StoreUnavailableError extends Error {
     super(message, options);
     this.name = 'StoreUnavailableError';
   }
+}
+
+/** Whatever a call to the event store failed with, as a StoreUnavailableError (the error as its cause). */
+export function asStoreUnavailable(error: unknown): StoreUnavailableError {
+  if (error instanceof StoreUnavailableError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new StoreUnavailableError(`the event store failed: ${reason}`, { cause: error });
 }
 
 export interface ReadAllResult {

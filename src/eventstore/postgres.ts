@@ -2,7 +2,7 @@ import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
-import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, StoreUnavailableError } from './port.js';
+import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable } from './port.js';
 import * as sql from './postgres-sql.js';
 import { StreamHeads } from './stream-heads.js';
 
@@ -60,6 +60,16 @@ function decodeCheckpoint(checkpoint: string | null): [string, number] {
 }
 
 const errorCode = (error: unknown): unknown => (error as { code?: unknown }).code;
+
+/**
+ * A statement PostgreSQL refuses as wrong, which no retry can fix: a data exception (22), an
+ * integrity violation (23), a syntax error or access rule (42: a schema that does not match the
+ * service). Every other failure is the store's: it did not take the statement now.
+ */
+const isStatementFault = (error: unknown): boolean => {
+  const code = errorCode(error);
+  return typeof code === 'string' && /^(22|23|42)[0-9A-Z]{3}$/.test(code);
+};
 
 /** Retryable write conflicts: deadlock, serialization failure. */
 const isRetryable = (error: unknown): boolean => errorCode(error) === '40P01' || errorCode(error) === '40001';
@@ -186,8 +196,12 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
+  /**
+   * A failed append is answered 503 (a retry stores nothing twice), unless PostgreSQL refused the
+   * statement itself: then the service is at fault, and it is answered 500 and logged.
+   */
   private translate(error: unknown): unknown {
-    return isUnavailableError(error) ? new StoreUnavailableError(undefined, { cause: error }) : error;
+    return isStatementFault(error) ? error : asStoreUnavailable(error);
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
@@ -210,23 +224,26 @@ export class PostgresEventStore implements EventStore {
 
   async backlog(checkpoint: string | null, filter: ReadFilter = {}): Promise<Backlog> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
-    const { rows } = await this.pool.query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [
-      transactionId,
-      globalPosition,
-      filter.types ?? null,
-    ]);
+    const { rows } = await this.pool
+      .query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [transactionId, globalPosition, filter.types ?? null])
+      .catch(this.fail);
     const row = rows[0];
     return { events: row?.events ?? 0, oldestRecordedAt: row?.oldest ? row.oldest.toISOString() : null };
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {
-    const { rows } = await this.pool.query<EventRow>(sql.readStream, [stream, fromPosition, limit]);
+    const { rows } = await this.pool.query<EventRow>(sql.readStream, [stream, fromPosition, limit]).catch(this.fail);
     return rows.map(toRecorded);
   }
 
   async ping(): Promise<void> {
-    await quickPing(this.pool);
+    await quickPing(this.pool).catch(this.fail);
   }
+
+  /** A failed read that a reply waits for (the audit, the lag, health), translated as an append's failure. */
+  private readonly fail = (error: unknown): never => {
+    throw this.translate(error);
+  };
 
   async close(): Promise<void> {
     await this.committer.drain();

@@ -7,10 +7,16 @@ import type { Metrics } from '../metrics.js';
 import { routeOf } from './access-log.js';
 import { StoreOutage } from './store-outage.js';
 
-/** The 503 of a store that cannot be reached: StoreUnavailableError, or a database connection error. */
+/** Seconds a client is asked to wait before retrying after a store failure: a restart or an election takes seconds. */
+const storeRetryAfterSeconds = 1;
+
+/**
+ * The 503 of every store failure: StoreUnavailableError (whatever the event store failed with), or a
+ * database connection error. The item may have been stored (docs/decisions.md, Replies).
+ */
 export const storeUnavailable = (
-  message = 'the event store is unavailable; the item may not have been stored: retry later, with an Idempotency-Key to be safe',
-): AppError => new AppError(503, message, 'request', 'store_unavailable');
+  message = 'the event store is unavailable; the item may or may not have been stored: retry with the same Idempotency-Key, which stores it once',
+): AppError => new AppError(503, message, 'request', 'store_unavailable', { 'Retry-After': String(storeRetryAfterSeconds) });
 
 export function sendError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers);

@@ -101,7 +101,7 @@ export const responses: JsonObject = {
   HeadersTooLarge: errorReply('The request headers are over 16 KiB.'),
   InternalError: errorReply('An unexpected error (logged by the service, no details here).'),
   Unavailable: errorReply(
-    'The event store or database cannot be reached (the item may not have been stored: retry, with an Idempotency-Key to be safe), or the process holds as much request data as it may (`Retry-After`, nothing stored).',
+    'The event store or database failed or cannot be reached: the item may or may not have been stored, and a retry with the same Idempotency-Key stores it once. Or the process holds as much request data as it may (nothing stored). Either way, retry after `Retry-After` seconds.',
     { headers: retryAfter },
   ),
 };
