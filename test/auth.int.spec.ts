@@ -45,6 +45,7 @@ describe('authentication of ingest, operator and account calls (int)', () => {
       ['empty', ''],
       ['Bearer and nothing', 'Bearer '],
       ['the scheme word alone', 'Bearer'],
+      ['a word before the scheme', `xBearer ${acme.accessToken}`],
       ['wrong token', `Bearer ${acme.accessToken}x`],
       ["another account's token", `Bearer ${other.accessToken}`],
       ['the admin token', `Bearer ${adminToken}`],
@@ -134,6 +135,8 @@ describe('authentication of ingest, operator and account calls (int)', () => {
     expect((await addWith(cookie(own))).status, 'no Origin').to.equal(201);
     expect((await addWith({ origin: 'https://evil.example' }, `Bearer ${acme.accessToken}`)).status, 'token').to.equal(201);
     expect((await tokensOf(acme.licenseCode, undefined, { ...cookie(own), origin: 'https://evil.example' })).status, 'GET').to.equal(200);
+    const head = await app.request('HEAD', `/admin/v1/accounts/${acme.licenseCode}/tokens`, undefined, { headers: { ...cookie(own), origin: 'https://evil.example' } });
+    expect(head.status, 'HEAD').to.equal(200);
     // A default port is left out of Origin by browsers and may be written in Host.
     for (const [hostHeader, origin, status] of [
       ['service.example:443', 'https://service.example', 201],

@@ -46,7 +46,9 @@ class CollectingReporter extends Mocha.reporters.Base {
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
     super(runner, options);
     results = [];
-    const base = (test: Mocha.Runnable) => ({ id: test.fullTitle(), name: test.fullTitle(), timeSpentMs: test.duration ?? 0, fileName: test.file });
+    // No fileName: the specs run compiled from dist/, outside the files StrykerJS reads, so an
+    // incremental run would take every test for removed; without one it matches tests by name.
+    const base = (test: Mocha.Runnable) => ({ id: test.fullTitle(), name: test.fullTitle(), timeSpentMs: test.duration ?? 0 });
     runner.on('pass', (test) => results.push({ ...base(test), status: TestStatus.Success }));
     // Also a failed hook: the tests under it did not pass.
     runner.on('fail', (test, error: Error) => results.push({ ...base(test), status: TestStatus.Failed, failureMessage: error.message }));
