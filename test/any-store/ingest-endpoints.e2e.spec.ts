@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import { servedApp, TestApp, type Credentials } from '../support/app.js';
+import { placeholderIds } from '../support/documented-limits.js';
 import { accountIdOf, expectMetadata, itemError, queued, storesNothing } from '../support/replies.js';
 
 const badEventTimes = ['2024-01-01T10:00:00+05', '2024-13-01T00:00:00', '2024-01-01 10:00:00', '2024-02-30T00:00:00'];
-const placeholderIds = ['null', 'undefined', 'anonymous', '0', 'guest', '[object Object]', '  '];
+// Every placeholder of docs/decisions.md, a few in other case and with blanks around, and a blank id.
+const refusedIds = [...placeholderIds, 'NaN', ' None ', 'GUEST', '  '];
 
 /** A valid body of `endpoint` with `extra` fields added or overridden. */
 function validBody(endpoint: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -200,7 +202,7 @@ describe('ingest endpoints: rejected items store nothing (e2e)', () => {
   }
 
   for (const field of ['userId', 'anonymousId']) {
-    for (const id of placeholderIds) {
+    for (const id of refusedIds) {
       it(`rejects ${field} '${id}' on users and on events, naming ${field}`, async () => {
         expect(await rejected('users', { [field]: id, attributes: {} })).to.contain(field);
         expect(await rejected('events', { [field]: id, eventName: 'Viewed' })).to.contain(field);

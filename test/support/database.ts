@@ -38,6 +38,10 @@ function testServer(): TestServer {
   return server;
 }
 
+export function testServerStarted(): boolean {
+  return server !== null;
+}
+
 export async function startTestServer(): Promise<void> {
   let serverUrl = process.env.DATABASE_URL;
   let embedded: EmbeddedServer | null = null;
@@ -82,6 +86,11 @@ export async function freshDatabase(): Promise<TestDatabase> {
     url: withDatabase(serverUrl, name),
     drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
+}
+
+/** Whether the tests run on an embedded server this process started (with the service's own settings), not on DATABASE_URL's. */
+export function testServerIsEmbedded(): boolean {
+  return testServer().embedded !== null;
 }
 
 /** Runs SQL as the server's administrator (for example to refuse connections to a test database). */
