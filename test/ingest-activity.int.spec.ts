@@ -3,6 +3,7 @@ import { createAccount } from '../src/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { defaultActivitySettings, IngestActivity, type RejectedItem } from '../src/ingest/activity.js';
 import { activityCounts, recentWarnings, warningGroups } from '../src/ingest/activity-queries.js';
+import { countsPerHour, countsPerMinute } from '../src/ingest/activity-sql.js';
 import { createLogger } from '../src/logger.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -110,5 +111,47 @@ describe('ingest activity recorder (int)', () => {
     activity.rejected(accountId, { ...item(1), excerpt: null });
     await activity.close();
     expect((await recentWarnings(pool, accountId, 10)).map((w) => w.message)).to.deep.equal(['item 1 is invalid']);
+  });
+  it('reads the overview per minute and per hour in one snapshot: a flush between the two reads shows in neither', async () => {
+    activity = new IngestActivity(pool, createLogger('silent'), { flushEveryMs: 60_000 });
+    const recorder = activity;
+    recorder.accepted(accountId, 'events', 1);
+    await recorder.flush();
+    // Once the per-minute read has answered, another flush commits before the per-hour read runs.
+    let minutesRead: () => void = () => undefined;
+    const minutesAnswered = new Promise<void>((resolve) => (minutesRead = resolve));
+    let flushedBetween = false;
+    const hooked = new WeakSet<object>();
+    pool.on('acquire', (client) => {
+      if (hooked.has(client)) return;
+      hooked.add(client);
+      const query = client.query.bind(client) as (text: unknown, values?: unknown) => Promise<unknown>;
+      const hookedQuery = async (text: unknown, values?: unknown): Promise<unknown> => {
+        if (text === countsPerHour && !flushedBetween) {
+          flushedBetween = true;
+          await minutesAnswered;
+          recorder.accepted(accountId, 'events', 1);
+          await recorder.flush();
+        }
+        const result = await query(text, values);
+        if (text === countsPerMinute) minutesRead();
+        return result;
+      };
+      // pool.query calls with a callback, a client's own caller without.
+      Object.assign(client, {
+        query: (text: unknown, values?: unknown, callback?: (error: unknown, result?: unknown) => void) => {
+          if (!callback) return hookedQuery(text, values);
+          hookedQuery(text, values).then((result) => callback(undefined, result), callback);
+          return undefined;
+        },
+      });
+    });
+    const accepted = (buckets: { accepted: number }[]): number => buckets.reduce((total, b) => total + b.accepted, 0);
+
+    const during = await activityCounts(pool, accountId);
+    expect(flushedBetween).to.equal(true);
+    expect([accepted(during.perMinute), accepted(during.perHour)]).to.deep.equal([1, 1]);
+    const after = await activityCounts(pool, accountId);
+    expect([accepted(after.perMinute), accepted(after.perHour)]).to.deep.equal([2, 2]);
   });
 });

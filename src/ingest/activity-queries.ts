@@ -65,11 +65,23 @@ const bucketOf = (row: ActivityRow): ActivityBucket => ({
   rejected: Number(row.rejected),
 });
 
-/** One account's accepted and rejected items per minute (last 60) and per hour (last 168), oldest first. */
+/**
+ * One account's accepted and rejected items per minute (last 60) and per hour (last 168), oldest
+ * first. Both lists are read in one snapshot: read apart, a flush committed between the two reads
+ * would show in one list and not in the other.
+ */
 export async function activityCounts(pool: Pool, accountId: string): Promise<{ perMinute: ActivityBucket[]; perHour: ActivityBucket[] }> {
-  const [minutes, hours] = await Promise.all([
-    pool.query<ActivityRow>(sql.countsPerMinute, [accountId]),
-    pool.query<ActivityRow>(sql.countsPerHour, [accountId]),
-  ]);
-  return { perMinute: minutes.rows.map(bucketOf), perHour: hours.rows.map(bucketOf) };
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const minutes = await client.query<ActivityRow>(sql.countsPerMinute, [accountId]);
+    const hours = await client.query<ActivityRow>(sql.countsPerHour, [accountId]);
+    await client.query('COMMIT');
+    client.release();
+    return { perMinute: minutes.rows.map(bucketOf), perHour: hours.rows.map(bucketOf) };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release(error instanceof Error ? error : true);
+    throw error;
+  }
 }
