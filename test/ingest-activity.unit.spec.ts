@@ -200,4 +200,18 @@ describe('ingest activity excerpts (unit)', () => {
     expect(excerptOfText('ok')).to.deep.equal({ text: 'ok', truncated: false });
     expect(excerptOfValue({ userId: 'u\u0000' })).to.deep.equal({ text: '{"userId":"u\\u0000"}', truncated: false });
   });
+
+  it('marks a text cut only when it is longer than the bound, and keeps no NUL', () => {
+    expect(excerptOfText('a'.repeat(2048))).to.deep.equal({ text: 'a'.repeat(2048), truncated: false });
+    expect(excerptOfText('a'.repeat(1000))).to.deep.equal({ text: 'a'.repeat(1000), truncated: false });
+    expect(excerptOfText('a'.repeat(2049))).to.deep.equal({ text: 'a'.repeat(2048), truncated: true });
+    expect(excerptOfText('😀'.repeat(600)).truncated).to.equal(true);
+    expect(excerptOfText('a\u0000b')).to.deep.equal({ text: 'a\uFFFDb', truncated: false });
+    expect(excerptOfText(`${'é'.repeat(1500)}\u0000`).text).to.equal('é'.repeat(1024));
+  });
+
+  it('gives an empty excerpt for bytes with no character start within the bound, and a value JSON cannot write as text', () => {
+    expect(excerptOfBytes(Buffer.alloc(3000, 0x80))).to.deep.equal({ text: '', truncated: true });
+    expect(excerptOfValue(10n)).to.deep.equal({ text: '10', truncated: false });
+  });
 });
