@@ -96,7 +96,7 @@ describe('authentication of ingest, operator and account calls (int)', () => {
     }
   });
 
-  it("account calls: the admin token or an operator session (404 for an unknown license), the account's ingest+read token or session", async () => {
+  it("account calls: the admin token or an operator session (404 for an unknown license), the account's ingest+read token or session; each refusal's message", async () => {
     const unknown = 'f'.repeat(24);
     const operator = await app.services.sessions.startOperatorSession();
     const own = await accountSession(acme);
@@ -125,7 +125,7 @@ describe('authentication of ingest, operator and account calls (int)', () => {
     expect((await tokensOf(acme.licenseCode)).body).to.deep.equal({ error: 'missing access token or session', code: 401 });
   });
 
-  it('a change made with a cookie needs an Origin of this host (or none); with a token, or a GET, the Origin does not matter', async () => {
+  it('a change made with a cookie needs an Origin of this host, any port (or none), else 403 saying so; with a token, or a GET, the Origin does not matter', async () => {
     const own = await accountSession(acme);
     const addWith = (headers: Record<string, string>, authorization?: string) =>
       app.request('POST', `/admin/v1/accounts/${acme.licenseCode}/tokens`, { label: 'shop', scope: 'ingest' }, { headers, ...(authorization ? { authorization } : {}) });
