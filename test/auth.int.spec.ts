@@ -96,7 +96,7 @@ describe('authentication of ingest, operator and account calls (int)', () => {
     }
   });
 
-  it("account calls: the admin token or an operator session (404 for an unknown license), the account's ingest+read token or session", async () => {
+  it("account calls: the admin token or an operator session (404 for an unknown license), the account's ingest+read token or session; each refusal's message", async () => {
     const unknown = 'f'.repeat(24);
     const operator = await app.services.sessions.startOperatorSession();
     const own = await accountSession(acme);
@@ -120,14 +120,21 @@ describe('authentication of ingest, operator and account calls (int)', () => {
     expect(admin.tokens.map((t) => t.label)).to.include('web');
     expect((await tokensOf(acme.licenseCode, `Bearer ${ingestOnly.accessToken}`)).body).to.have.property('error').that.contains('scope ingest');
     expect((await tokensOf(other.licenseCode, undefined, cookie(own))).body).to.deep.equal({ error: 'this session belongs to another account', code: 403 });
+    expect((await tokensOf(unknown, `Bearer ${adminToken}`)).body).to.deep.equal({ error: 'unknown license code', code: 404 });
+    expect((await tokensOf(acme.licenseCode, `Bearer ${other.accessToken}`)).body).to.deep.equal({ error: 'invalid access token or license code', code: 401 });
+    expect((await tokensOf(acme.licenseCode)).body).to.deep.equal({ error: 'missing access token or session', code: 401 });
   });
 
-  it('a change made with a cookie needs an Origin of this host (or none); with a token, or a GET, the Origin does not matter', async () => {
+  it('a change made with a cookie needs an Origin of this host, any port (or none), else 403 saying so; with a token, or a GET, the Origin does not matter', async () => {
     const own = await accountSession(acme);
     const addWith = (headers: Record<string, string>, authorization?: string) =>
       app.request('POST', `/admin/v1/accounts/${acme.licenseCode}/tokens`, { label: 'shop', scope: 'ingest' }, { headers, ...(authorization ? { authorization } : {}) });
     const host = new URL(app.baseUrl).host;
-    expect((await addWith({ ...cookie(own), origin: 'https://evil.example' })).status).to.equal(403);
+    expect((await addWith({ ...cookie(own), origin: 'https://evil.example' })).body).to.deep.equal({
+      error: "a request that changes something with a session must come from this service's own origin (Origin names another host)",
+      code: 403,
+    });
+    expect((await addWith({ ...cookie('x'.repeat(43)), origin: 'https://evil.example' })).status, 'no live session: not signed in').to.equal(401);
     expect((await addWith({ ...cookie(own), origin: 'null' })).status, 'an Origin that is no URL').to.equal(403);
     expect((await addWith({ ...cookie(own), origin: `http://${host.replace('127.0.0.1', '127.0.0.2')}` })).status).to.equal(403);
     expect((await addWith({ ...cookie(own), origin: `http://${host}` })).status).to.equal(201);
@@ -142,6 +149,8 @@ describe('authentication of ingest, operator and account calls (int)', () => {
       ['service.example:443', 'https://service.example', 201],
       ['service.example:80', 'http://service.example', 201],
       ['service.example:8443', 'https://service.example', 403],
+      ['service.example:8080', 'http://service.example:8080', 201],
+      ['service.example:4430', 'https://service.example:4430', 201],
     ] as const) {
       expect(await postWithHost(hostHeader, origin, own), `${hostHeader} ${origin}`).to.equal(status);
     }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mayHoldInexactInteger } from '../src/ingest/exact-integers.js';
+import { InexactInteger, mayHoldInexactInteger, parseMarkingInexactIntegers } from '../src/ingest/exact-integers.js';
 
 /** Byte by byte: the plain reading of "a run of 16 ASCII digits". */
 function referenceScan(body: Uint8Array): boolean {
@@ -45,3 +45,15 @@ function pickOther(): number {
   const others = [0x2f, 0x3a, 0x2c, 0x22, 0x2e, 0x20, 0x41, 0xff, 0x00];
   return others[Math.floor(Math.random() * others.length)] as number;
 }
+
+describe('parsing a body with long numbers (unit)', () => {
+  it('keeps ordinary values and numbers written as doubles as JSON.parse does', () => {
+    const text = '{"a":1,"b":-2147483648,"c":9007199254740991,"d":1e20,"e":6.02214076e23,"f":0.1,"g":"9007199254740993","h":[true,null,{"i":1.5e300}]}';
+    expect(parseMarkingInexactIntegers(text)).to.deep.equal(JSON.parse(text));
+  });
+
+  it('writes a refused integer as the digits sent, not rounded, for the body hash of an Idempotency-Key', () => {
+    expect(JSON.stringify({ n: new InexactInteger('9007199254740993') })).to.equal('{"n":"9007199254740993"}');
+    expect(JSON.stringify([new InexactInteger('-12345678901234567890')])).to.equal('["-12345678901234567890"]');
+  });
+});

@@ -101,6 +101,82 @@ describe('ingest activity recorder (unit)', () => {
   });
 });
 
+/** A database that takes connections and fails every INSERT with an error of SQL, not of availability. */
+class BrokenDatabase extends FlakyDatabase {
+  override connect(): Promise<ActivityClient> {
+    return Promise.resolve({
+      query: (text: string) =>
+        text.includes('INSERT INTO') ? Promise.reject(Object.assign(new Error('relation does not exist'), { code: '42P01' })) : Promise.resolve({ rows: [] }),
+      release: () => undefined,
+    });
+  }
+}
+
+const rejection = (message: string): RejectedItem => ({ endpoint: 'events', reason: 'schema', status: 400, message, excerpt: null });
+
+describe('ingest activity recorder: what it writes and when it gives up (unit)', () => {
+  let activity: IngestActivity | undefined;
+  afterEach(async () => {
+    await activity?.close();
+    activity = undefined;
+  });
+
+  it('writes rows in the order of their keys in every process, and only the latest itemsPerAccount items of each account', async () => {
+    const db = new FlakyDatabase();
+    db.down = false;
+    activity = new IngestActivity(db, capturedLog().log, { flushEveryMs: 60_000, itemsPerAccount: 2 });
+    const at = Date.parse('2026-01-01T10:00:30Z');
+    for (const [account, message] of [['b', 'b1'], ['a', 'a1'], ['b', 'b2'], ['a', 'a2'], ['a', 'a3']] as const) {
+      activity.rejected(account, rejection(message), at);
+    }
+    activity.accepted('c', 'users', 1, at);
+    activity.rejected('a', { ...rejection('a4'), reason: 'json' }, at);
+    await activity.flush();
+    const minutes = db.inserted('ingest_activity_minutes') as unknown[][];
+    expect([minutes[0], minutes[2]]).to.deep.equal([['a', 'b', 'c'], ['events', 'events', 'users']]);
+    const hourly = db.inserted('ingest_rejections_hourly') as unknown[][];
+    expect([hourly[0], hourly[3], hourly[4]]).to.deep.equal([['a', 'a', 'b'], ['json', 'schema', 'schema'], [1, 3, 2]]);
+    const items = db.inserted('ingest_rejected_items') as unknown[][];
+    expect(items[5], 'the latest two of each account, in the order they came').to.deep.equal(['b1', 'b2', 'a3', 'a4']);
+  });
+
+  it('drops a batch that fails for another reason than an unavailable database, and says so', async () => {
+    const { log, lines } = capturedLog('info');
+    activity = new IngestActivity(new BrokenDatabase(), log, { flushEveryMs: 60_000 });
+    activity.rejected('a', rejection('x'), Date.now());
+    await activity.flush();
+    expect(activity.pendingCounts).to.equal(0);
+    expect(activity.pendingItemBytes).to.equal(0);
+    const errors = lines.filter((l) => l.level === levels.error);
+    expect(errors.map((l) => [l.msg, l.counts, l.items])).to.deep.equal([['ingest activity not recorded: dropped', 2, 1]]);
+  });
+
+  it('keeps what comes in during a write that fails, with the batch; warns once per outage and per spell of drops', async () => {
+    const db = new FlakyDatabase();
+    const { log, lines } = capturedLog('info');
+    activity = new IngestActivity(db, log, { flushEveryMs: 60_000, maxPendingCounts: 2 });
+    const at = Date.parse('2026-01-01T10:00:30Z');
+    activity.accepted('a', 'events', 1, at);
+    const writing = activity.flush();
+    activity.accepted('b', 'events', 1, at);
+    await writing;
+    expect(activity.pendingCounts, 'the failed batch and what came during it').to.equal(2);
+    activity.accepted('c', 'events', 1, at);
+    db.down = false;
+    await activity.flush();
+    activity.accepted('d', 'events', 1, at);
+    await activity.flush();
+    expect((db.inserted('ingest_activity_minutes') as unknown[][])[0]).to.deep.equal(['d']);
+    for (const account of ['e', 'f', 'g']) activity.accepted(account, 'events', 1, at);
+    expect(lines.filter((l) => l.level >= levels.info).map((l) => l.msg)).to.deep.equal([
+      'ingest activity not recorded: the database is unavailable; kept in memory (bounded) and retried every second',
+      'ingest activity dropped: too much waiting to be written',
+      'ingest activity recorded again',
+      'ingest activity dropped: too much waiting to be written',
+    ]);
+  });
+});
+
 describe('ingest activity excerpts (unit)', () => {
   it('cuts raw bytes at a character boundary, at most 2 KB', () => {
     const body = Buffer.from(`{"a":"${'€'.repeat(1000)}"}`);
@@ -123,5 +199,19 @@ describe('ingest activity excerpts (unit)', () => {
     expect(excerptOfText('😀'.repeat(600)).text).to.equal('😀'.repeat(512));
     expect(excerptOfText('ok')).to.deep.equal({ text: 'ok', truncated: false });
     expect(excerptOfValue({ userId: 'u\u0000' })).to.deep.equal({ text: '{"userId":"u\\u0000"}', truncated: false });
+  });
+
+  it('marks a text cut only when it is longer than the bound, and keeps no NUL', () => {
+    expect(excerptOfText('a'.repeat(2048))).to.deep.equal({ text: 'a'.repeat(2048), truncated: false });
+    expect(excerptOfText('a'.repeat(1000))).to.deep.equal({ text: 'a'.repeat(1000), truncated: false });
+    expect(excerptOfText('a'.repeat(2049))).to.deep.equal({ text: 'a'.repeat(2048), truncated: true });
+    expect(excerptOfText('😀'.repeat(600)).truncated).to.equal(true);
+    expect(excerptOfText('a\u0000b')).to.deep.equal({ text: 'a\uFFFDb', truncated: false });
+    expect(excerptOfText(`${'é'.repeat(1500)}\u0000`).text).to.equal('é'.repeat(1024));
+  });
+
+  it('gives an empty excerpt for bytes with no character start within the bound, and a value JSON cannot write as text', () => {
+    expect(excerptOfBytes(Buffer.alloc(3000, 0x80))).to.deep.equal({ text: '', truncated: true });
+    expect(excerptOfValue(10n)).to.deep.equal({ text: '10', truncated: false });
   });
 });

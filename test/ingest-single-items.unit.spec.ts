@@ -66,4 +66,28 @@ describe('single-event commands (unit)', () => {
     });
     expect(store.events).to.deep.equal([]);
   });
+
+  it('keeps the userId of an event and of a product, and refuses a placeholder userId on products and product events too', async () => {
+    await ingestSingle('events', deps, requestContext('acc-1', 'events'), { userId: 'u-1', eventName: 'Viewed' });
+    await ingestSingle('products', deps, requestContext('acc-1', 'products'), { productId: 'p-1', userId: 'u-1' });
+    expect(store.events.map((e) => e.data)).to.deep.include.members([
+      { productId: 'p-1', userId: 'u-1', properties: {} },
+    ]);
+    expect(store.events[0]?.data).to.include({ userId: 'u-1', eventName: 'Viewed' });
+    for (const [endpoint, item] of [
+      ['products', { productId: 'p-2', userId: 'anonymous' }],
+      ['productsevents', { productId: 'p-2', userId: 'anonymous', eventName: 'Viewed' }],
+    ] as const) {
+      expect(await ingestSingle(endpoint, deps, requestContext(), item), endpoint).to.deep.equal({
+        status: 'error',
+        reason: 'identity',
+        message: "userId 'anonymous' is a placeholder, not an identity",
+      });
+    }
+    expect(store.events).to.have.length(2);
+  });
+
+  it("answers a product event that is null or no object 'productId cannot be empty'", async () => {
+    for (const item of [null, 'x', 5]) expect(await ingestSingle('productsevents', deps, requestContext(), item), String(item)).to.deep.equal(emptyProductId);
+  });
 });

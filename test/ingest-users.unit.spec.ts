@@ -116,4 +116,24 @@ describe('users command (unit)', () => {
     expect(event.data.anonymousId).to.equal('a-9');
     expect(event.data.userId).to.equal(undefined);
   });
+
+  it('refuses a user the schema refuses, and one with an impossible date attribute, naming the field; types booleans as boolean', async () => {
+    const deps = userDoubles();
+    const results = await ingestUsers(deps, requestContext('acc-1'), [
+      { userId: 'u-1', attributes: { plan: 'gold' }, extra: 1 },
+      { userId: 'u-2', attributes: { renewed: '2024-02-30T00:00:00' } },
+      { userId: 'u-3', attributes: { vip: true } },
+    ]);
+    expect(results.slice(0, 2)).to.deep.equal([
+      { status: 'error', reason: 'schema', message: "unknown field 'extra'" },
+      {
+        status: 'error',
+        reason: 'datetime',
+        message:
+          "attributes.renewed must be an ISO 8601 date-time such as 2024-05-01T12:30:00, 2024-05-01T12:30:00.123456+0200 or 2024-05-01T12:30:00Z, not '2024-02-30T00:00:00'",
+      },
+    ]);
+    expect(results[2]?.status).to.equal('queued');
+    expect(deps.registry.types.get('acc-1')).to.deep.equal(new Map([['vip', 'boolean']]));
+  });
 });

@@ -1,4 +1,8 @@
 import { expect } from 'chai';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { schemasDir } from '../src/paths.js';
 import { describeErrors, Validator, type SchemaName } from '../src/ingest/validation.js';
 
 /**
@@ -42,6 +46,14 @@ describe('item refusal messages (unit)', () => {
       'eventTime must be an ISO 8601 date-time such as 2024-05-01T12:30:00, 2024-05-01T12:30:00.123456+0200 or 2024-05-01T12:30:00Z',
     ],
     ['event', { userId: 'u', eventName: 'x', eventData: { a: Infinity } }, 'eventData.a must be a finite number'],
+    ['event', { userId: 'u', eventName: 'x', eventData: { a: 'x\u0000' } }, 'eventData.a contains a NUL character or an unpaired surrogate, which cannot be stored'],
+    ['event', { userId: 'u', eventName: 'x', eventData: { a: ['\uD800'] } }, 'eventData.a[0] contains a NUL character or an unpaired surrogate, which cannot be stored'],
+    ['user', null, 'the item must be an object'],
+    ['user', { userId: 'u', attributes: {}, children: -2147483649 }, 'children must be an integer from -2147483648 to 2147483647'],
+    ['user', { userId: 'u', attributes: {}, children: 2147483648 }, 'children must be an integer from -2147483648 to 2147483647'],
+    ['product-event', { productId: 'p', eventName: 'e', eventData: { 12: null } }, 'eventData[12] must be a string, a number, a boolean, an array or an object'],
+    ['product-event', { productId: 'p', eventName: 'e', eventData: { a1: null } }, 'eventData.a1 must be a string, a number, a boolean, an array or an object'],
+    ['product-event', { productId: 'p', eventName: 'e', eventData: { '1a': null } }, 'eventData.1a must be a string, a number, a boolean, an array or an object'],
   ];
 
   for (const [schema, item, message] of cases) {
@@ -68,5 +80,31 @@ describe('item refusal messages (unit)', () => {
     expect(describeErrors([error])).to.equal('eventData.list[2] is invalid');
     expect(describeErrors([{ ...error, instancePath: '' }])).to.equal('the item is invalid');
     expect(describeErrors([])).to.equal('invalid item');
+  });
+
+  it('names the accepted range for a date-time out of it, and the accepted forms for one that is no date', () => {
+    const fresh = new Validator();
+    expect(fresh.validate('event', { userId: 'u', eventName: 'x', eventTime: '9999-12-31T23:59:59-1400' })).to.deep.equal({
+      ok: false,
+      message: 'eventTime must be an ISO 8601 date-time from 0001-01-01T00:00:00.000000Z to 9999-12-31T23:59:59.999999Z once read as UTC',
+    });
+    expect(fresh.validate('user', { userId: 'u', attributes: {}, birth_date: '2024-02-30T00:00:00' })).to.deep.equal({
+      ok: false,
+      message: 'birth_date must be an ISO 8601 date-time such as 2024-05-01T12:30:00, 2024-05-01T12:30:00.123456+0200 or 2024-05-01T12:30:00Z',
+    });
+    expect(fresh.validate('user', { userId: 'u', attributes: {}, birth_date: '2024-02-29T00:00:00' })).to.deep.equal({ ok: true });
+  });
+
+  it('reads the .json files of a schema folder, other files there ignored, and names a missing schema', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'schemas-'));
+    try {
+      for (const file of readdirSync(schemasDir).filter((f) => f.endsWith('.json'))) copyFileSync(join(schemasDir, file), join(dir, file));
+      writeFileSync(join(dir, 'README.md'), '# not a schema');
+      expect(new Validator(dir).validate('product', { productId: 'p' })).to.deep.equal({ ok: true });
+      rmSync(join(dir, 'user.json'));
+      expect(() => new Validator(dir)).to.throw('schemas/user.json is missing');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -23,6 +23,12 @@ describe('walks over request bodies (unit)', () => {
       expect(nestingProblem(arrays(100_000), maxNestingDepth)).to.match(/^\[0\]\[0\]/);
     });
 
+    it('finds a container past the limit whatever nulls sit beside it, in arrays and objects', () => {
+      const suffix = `is nested too deep: an item may nest objects and arrays at most ${maxNestingDepth} levels`;
+      expect(nestingProblem({ list: [arrays(maxNestingDepth), null] }, maxNestingDepth)).to.equal(`list[0]${'[0]'.repeat(maxNestingDepth - 2)} ${suffix}`);
+      expect(nestingProblem({ deep: arrays(maxNestingDepth), none: null }, maxNestingDepth)).to.equal(`deep${'[0]'.repeat(maxNestingDepth - 1)} ${suffix}`);
+    });
+
     it('has nothing to say about scalars', () => {
       expect(nestingProblem('text', 1)).to.equal(null);
       expect(nestingProblem(null, 1)).to.equal(null);

@@ -19,7 +19,7 @@ export function presentedToken(header: string | undefined): string | null {
 }
 
 /** The value of the session cookie, or null. Other cookies are ignored. */
-export function sessionIdOf(req: Request): string | null {
+export function sessionIdOf(req: Pick<Request, 'headers'>): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
   for (const pair of header.split(';')) {
