@@ -20,6 +20,12 @@ onStopSignals(
 );
 
 try {
+  const { reviverSeesSource } = await import('./ingest/exact-integers.js');
+  if (!reviverSeesSource) {
+    throw new Error(
+      `Node.js ${process.version} does not give JSON.parse the source text of numbers, which the service needs to refuse integers a double would round (docs/decisions.md): run it on Node.js 24, as npm start does`,
+    );
+  }
   const { startService } = await import('./server.js');
   service = await startService(loadConfig(), log, { ownSession: true });
   if (stopRequested) stopAndExit(log, service.stop);

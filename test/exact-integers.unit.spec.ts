@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InexactInteger, mayHoldInexactInteger, parseMarkingInexactIntegers } from '../src/ingest/exact-integers.js';
+import { InexactInteger, mayHoldInexactInteger, parseMarkingInexactIntegers, reviverSeesSource } from '../src/ingest/exact-integers.js';
 
 /** Byte by byte: the plain reading of "a run of 16 ASCII digits". */
 function referenceScan(body: Uint8Array): boolean {
@@ -47,6 +47,11 @@ function pickOther(): number {
 }
 
 describe('parsing a body with long numbers (unit)', () => {
+  it('runs on a Node.js whose JSON.parse gives the reviver the source text (the service refuses to start without it)', () => {
+    expect(reviverSeesSource).to.equal(true);
+    expect(parseMarkingInexactIntegers('{"n":9007199254740993}')).to.have.property('n').that.is.an.instanceOf(InexactInteger);
+  });
+
   it('keeps ordinary values and numbers written as doubles as JSON.parse does', () => {
     const text = '{"a":1,"b":-2147483648,"c":9007199254740991,"d":1e20,"e":6.02214076e23,"f":0.1,"g":"9007199254740993","h":[true,null,{"i":1.5e300}]}';
     expect(parseMarkingInexactIntegers(text)).to.deep.equal(JSON.parse(text));

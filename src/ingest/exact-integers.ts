@@ -49,6 +49,20 @@ export function mayHoldInexactInteger(body: Uint8Array): boolean {
 const integerLiteral = /^-?\d+$/;
 
 /**
+ * Whether JSON.parse gives its reviver the source text of each value (Node.js 21 and later; the
+ * service runs on 24). Without it an integer literal past 2^53 cannot be told from a double and
+ * would be stored rounded, so the service refuses to start (src/main.ts).
+ */
+export const reviverSeesSource: boolean = (() => {
+  let source: string | undefined;
+  JSON.parse('1', (_key, value: unknown, context?: { source?: string }) => {
+    source = context?.source;
+    return value;
+  });
+  return source === '1';
+})();
+
+/**
  * Parses `text` (whose nesting is already known to be within the limit: the reviver recurses) as
  * JSON, with every integer literal beyond ±(2^53 − 1) kept as an InexactInteger
  * (the reviver's source text says how a number was written), for the storable-value check to
