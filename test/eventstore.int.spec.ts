@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { createPool, type Pool } from '../src/db/pool.js';
-import { declareReadModelWriter } from '../src/db/read-model-writers-sql.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import { appendEvents } from '../src/eventstore/postgres-sql.js';
@@ -137,35 +136,6 @@ describe('Postgres event store (int)', () => {
       expect(none.checkpoint).to.equal(rest.checkpoint);
     } finally {
       slow.release();
-    }
-  });
-
-  it('catch-up read does not wait for a declared read-model writer, but waits for any other open transaction', async () => {
-    await pool.query('CREATE TABLE scratch_model (n int)');
-    const writer = await pool.connect();
-    const other = await pool.connect();
-    try {
-      // Both hold a transaction id older than the event appended next.
-      await writer.query(`BEGIN; ${declareReadModelWriter}`);
-      await writer.query('INSERT INTO scratch_model VALUES (1)');
-      const appended = event('after-writer');
-      await store.append([appended]);
-      const seen = await store.readAll(null, 100);
-      expect(seen.events.map((e) => e.id)).to.deep.equal([appended.id]);
-
-      await other.query('BEGIN');
-      await other.query('INSERT INTO scratch_model VALUES (2)');
-      const held = event('after-other');
-      await store.append([held]);
-      const waiting = await store.readAll(seen.checkpoint, 100);
-      expect(waiting.events).to.have.length(0);
-      await other.query('COMMIT');
-      const released = await store.readAll(seen.checkpoint, 100);
-      expect(released.events.map((e) => e.id)).to.deep.equal([held.id]);
-      await writer.query('COMMIT');
-    } finally {
-      writer.release();
-      other.release();
     }
   });
 

@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import type { ReadAllResult, RecordedEvent } from '../../src/eventstore/port.js';
-import { declareReadModelWriter } from '../../src/db/read-model-writers-sql.js';
 import type { Logger } from '../../src/logger.js';
 import { dataErrorFields, isDataError } from './apply-errors.js';
 import * as sql from './checkpoints-sql.js';
@@ -51,11 +50,11 @@ async function commitBatch(
   apply: (events: RecordedEvent[]) => Promise<RecordedEvent[]>,
 ): Promise<BatchOutcome | null> {
   const { client, projection, state, page } = batch;
-  // The rows and the checkpoint commit together, so a batch lost in a database crash is lost
-  // whole and applied again from the older checkpoint: no need to wait for the WAL flush. A batch
-  // never appends events: declared, so that the store's catch-up does not wait for it.
+  await client.query('BEGIN');
   try {
-    await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${declareReadModelWriter}`);
+    // The rows and the checkpoint commit together, so a batch lost in a database crash is lost
+    // whole and applied again from the older checkpoint: no need to wait for the WAL flush.
+    await client.query('SET LOCAL synchronous_commit = off');
     // A parked event's id stays claimed: parked counts as handled, and a second delivery of it is
     // skipped like that of an applied one (a retry applies it without claiming it again).
     const events = await eventsToApply(client, projection, batch.mayRepeatEventIds, page.events);

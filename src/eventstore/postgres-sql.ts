@@ -1,6 +1,5 @@
 /** SQL of the Postgres event store adapter. */
 
-import { catchUpFrontier } from '../db/read-model-writers-sql.js';
 import type { NewEvent } from './port.js';
 
 /**
@@ -47,9 +46,8 @@ const sentBytes = `CASE WHEN ($4::text[] IS NULL OR event_type = ANY($4)) AND $5
 
 /**
  * Catch-up read. Rows are ordered by writing transaction, then position, and only rows of
- * transactions older than every transaction still running that may append are returned (all but
- * the declared read-model writers, src/db/read-model-writers-sql.ts): a transaction that commits
- * late can therefore never be passed over by a cursor that has moved on.
+ * transactions older than every transaction still running are returned: a transaction that
+ * commits late can therefore never be passed over by a cursor that has moved on.
  *
  * At most $3 rows, and only as long as the data of the rows before stays under $6 bytes (the first
  * row always comes). The sizes are stored with each event (data_bytes), so rows left out cost no
@@ -61,7 +59,7 @@ export const readAllAfter = `SELECT * FROM (
         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
     FROM events
     WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-      AND transaction_id < ${catchUpFrontier}
+      AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
     ORDER BY events.transaction_id, events.global_position
     LIMIT $3) page
   WHERE bytes_before < $6
