@@ -17,8 +17,10 @@ export interface Config {
   workerPort: number | null;
   /** A request whose headers and body have not all arrived within this many seconds gets 408. */
   requestTimeoutSeconds: number;
-  /** Bytes of ingest request bodies a process holds at once; past them requests get 503 (0: no limit). */
+  /** Heap bytes the ingest request bodies of a process may take at once (src/http/body-budget.ts); past them requests get 503 (0: no limit). */
   inflightBodyBytes: number;
+  /** An ingest body bringing less than this many bytes per second in any 5 s from its start gets 408 (0: no minimum). */
+  minBodyBytesPerSecond: number;
   adminToken: string | undefined;
   /** Express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For/-Proto to believe; unset: nobody's. */
   trustProxy: string | number | undefined;
@@ -36,6 +38,12 @@ export interface Config {
   /** How long a caught-up projection worker waits before looking for events from other processes. */
   projectionPollMs: number;
 }
+
+/**
+ * The minimum data rate of a request body, bytes per second, over each 5 s from its start (the
+ * figure common servers use): a client that trickles a body ties a connection for nothing.
+ */
+export const defaultMinBodyBytesPerSecond = 240;
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const raw = env[name];
@@ -67,7 +75,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || undefined,
     workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
-    inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 32 * 1024 * 1024),
+    inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 128 * 1024 * 1024),
+    minBodyBytesPerSecond: intSetting(env, 'MIN_BODY_RATE', defaultMinBodyBytesPerSecond),
     adminToken: env.ADMIN_TOKEN || undefined,
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),

@@ -1,5 +1,6 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { expect } from 'chai';
+import { parsedBodyCost } from '../src/http/body-budget.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { queued, requestError } from './support/replies.js';
 
@@ -9,16 +10,24 @@ function eventBody(bytes: number): string {
   return shell.replace('""', `"${'x'.repeat(bytes - shell.length)}"`);
 }
 
-describe('request bodies held at once are bounded in bytes (e2e)', () => {
+interface HalfSent {
+  req: ClientRequest;
+  reply: Promise<{ status: number; text: string }>;
+  /** Sends the rest of the body. */
+  finish(): void;
+}
+
+describe('request bodies held at once are bounded in bytes of heap, fairly between accounts (e2e)', function () {
+  this.timeout(60_000);
   let app: TestApp;
   let account: Credentials;
-  const budget = 2_000_000;
-  const size = 900_000;
+  const budget = 4_000_000;
+  const size = 100_000;
 
   servedApp((started) => ({ app, account } = started), { config: { inflightBodyBytes: budget } });
 
-  /** Starts an /events request whose body stops halfway: it holds its reservation until finished. */
-  function halfSent(credentials: Credentials, body: string): { req: ClientRequest; reply: Promise<{ status: number; text: string }> } {
+  /** Starts an /events request that sends the first half of `body` and then nothing. */
+  function halfSent(credentials: Credentials, body: string): HalfSent {
     const url = new URL(`${app.baseUrl}/v1/accounts/${credentials.licenseCode}/events`);
     const req = httpRequest(url, {
       method: 'POST',
@@ -33,7 +42,7 @@ describe('request bodies held at once are bounded in bytes (e2e)', () => {
       req.on('error', reject);
     });
     req.write(body.slice(0, body.length / 2));
-    return { req, reply };
+    return { req, reply, finish: () => req.end(body.slice(body.length / 2)) };
   }
 
   async function bytesInFlight(): Promise<number> {
@@ -43,43 +52,70 @@ describe('request bodies held at once are bounded in bytes (e2e)', () => {
 
   async function untilInFlight(bytes: number): Promise<void> {
     for (let tries = 0; (await bytesInFlight()) !== bytes; tries += 1) {
-      if (tries > 500) throw new Error(`never ${bytes} bytes in flight`);
+      if (tries > 500) throw new Error(`never ${bytes} bytes in flight, but ${await bytesInFlight()}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }
 
-  it('refuses a body past an account half of the budget with 503 and Retry-After, lets another account in, and takes the body once it has room', async () => {
-    const other = await app.account('other');
+  it('holds the bytes of a body as they arrive, then what it costs parsed, and gives them back after the reply', async () => {
     const body = eventBody(size);
     const first = halfSent(account, body);
-    await untilInFlight(size);
+    // Declared 100 kB, sent 50 kB: what is held is what arrived.
+    await untilInFlight(size / 2);
+    first.finish();
+    expect((await first.reply).status).to.equal(200);
+    await untilInFlight(0);
+  });
 
-    // The same account would hold more than half the budget: refused before its body is read.
+  it('refuses a body of an account past its quarter of the budget, once half is taken, with 503 before reading it, and lets other accounts in', async () => {
+    const other = await app.account('other');
+    const first = halfSent(account, eventBody(size));
+    await untilInFlight(size / 2);
+    const body = eventBody(2 * size);
+    expect(size / 2 + parsedBodyCost(2 * size, 0)).to.be.above(budget / 2);
+
+    // The same account would hold more than a quarter of the budget once this body is parsed.
     const refused = await app.ingest(account, 'events', undefined, { raw: body });
     expect(requestError(refused, 503)).to.match(/nothing was stored, retry/);
     expect(refused.headers.get('retry-after')).to.equal('1');
-
-    // Another account is not shut out by the first one's request.
+    // Another account holding nothing is not shut out.
     queued(await app.ingest(other, 'events', undefined, { raw: body }));
 
-    first.req.end(body.slice(body.length / 2));
+    first.finish();
     expect((await first.reply).status).to.equal(200);
     await untilInFlight(0);
     queued(await app.ingest(account, 'events', undefined, { raw: body }));
     expect((await app.events()).filter((event) => event.event_type === 'EventTracked')).to.have.length(3);
   });
 
-  it('refuses any account once the whole budget is held, and always lets a body in when nothing is held', async () => {
-    const accounts = [account, await app.account('b'), await app.account('c')];
-    const body = eventBody(size);
-    const held = [halfSent(accounts[0] as Credentials, body), halfSent(accounts[1] as Credentials, body)];
-    await untilInFlight(2 * size);
-    expect(requestError(await app.ingest(accounts[2] as Credentials, 'events', undefined, { raw: body }), 503)).to.match(/retry/);
-    for (const { req } of held) req.end(body.slice(body.length / 2));
-    for (const { reply } of held) expect((await reply).status).to.equal(200);
+  it('cuts a body that stops arriving with 408 within its next window of 5 s, giving back what it held', async () => {
+    const stalled = halfSent(account, eventBody(size));
+    await untilInFlight(size / 2);
+    const reply = await stalled.reply;
+    expect(reply.status).to.equal(408);
+    expect(JSON.parse(reply.text)).to.deep.equal({ error: 'the body arrived slower than 240 bytes per second over 5 s: nothing was stored', code: 408 });
     await untilInFlight(0);
-    // A bulk body larger than the whole budget still gets in when it is alone.
+    expect(await app.events()).to.deep.equal([]);
+  });
+
+  it('keeps a third account ingesting while two accounts each hold several slow bodies', async () => {
+    const [attackerA, attackerB, bystander] = [account, await app.account('b'), await app.account('c')];
+    // Each body is declared small enough to pass the check of its Content-Length, then stalls.
+    const held = [attackerA, attackerA, attackerB, attackerB].map((credentials) => halfSent(credentials, eventBody(80_000)));
+    await untilInFlight(4 * 40_000);
+    // An attacker holding requests gets no more than its quarter of the budget once half is taken...
+    expect(requestError(await app.ingest(attackerA, 'events', undefined, { raw: eventBody(2 * size) }), 503)).to.match(/retry/);
+    // ...while an account holding nothing gets in, and its body is stored.
+    queued(await app.ingest(bystander, 'events', undefined, { raw: eventBody(2 * size) }));
+    // The attackers' bodies stop arriving: cut after their 5 s, and their reservations are gone.
+    for (const { reply } of held) expect((await reply).status).to.equal(408);
+    await untilInFlight(0);
+    expect((await app.events()).map((event) => event.metadata.accountId)).to.have.length(1);
+  });
+
+  it('always lets a body in when nothing is held, however large it is parsed', async () => {
     const users = Array.from({ length: 3 }, (_, i) => ({ userId: `u${i}`, attributes: { note: 'x'.repeat(800_000) } }));
+    expect(parsedBodyCost(2_400_000, 0)).to.be.above(budget);
     expect((await app.ingest(account, 'users/bulk', users)).status).to.equal(200);
   });
 });

@@ -1,4 +1,6 @@
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import { maxItemContainers, maxItemValues } from '../src/ingest/item-size.js';
 import pg from 'pg';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { nodeFlagsOf } from '../src/node-flags.js';
@@ -153,9 +155,9 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     const { started } = flooded;
     const memory = watchMemory(started, flooded.base);
 
-    // Many small keys cost the heap far more than their bytes: the costliest body per byte.
-    const eventData: Record<string, number> = {};
-    for (let k = 0; k < 40_000; k += 1) eventData[`k${k}`] = k;
+    // As many keys as an item may hold, each with a string: 1 MB bodies that are many objects' worth.
+    const eventData: Record<string, string> = {};
+    for (let k = 0; k < 4_900; k += 1) eventData[`k${k}`] = `${k}`.padEnd(200, '.');
     const body = JSON.stringify({ userId: 'u1', eventName: 'flood', eventData });
     const statuses = new Map<number, number>();
     const until = Date.now() + 8_000;
@@ -177,5 +179,61 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     // Node's defaults let this flood grow the heap past 330 MiB; the flags keep it under the limit.
     expect(peakHeapTotal / mib).to.be.below(256 + 16);
     expect(peakRss / mib).to.be.below(512);
+  });
+
+  it('as `npm start` runs it, bulk bodies that parse into millions of arrays are refused, the widest allowed stay within the heap, and another account is served throughout', async () => {
+    const flooded = await startFlooded(database.url, { INGEST_RATE_LIMIT: '0' }, nodeFlagsOf('start'), (started) => (service = started));
+    const { started, base } = flooded;
+    const second = (await (
+      await fetch(`${base}/admin/v1/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: '{"name":"second"}' })
+    ).json()) as Flooded['account'];
+    const bystander = (await (
+      await fetch(`${base}/admin/v1/accounts`, { method: 'POST', headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: '{"name":"bystander"}' })
+    ).json()) as Flooded['account'];
+    const memory = watchMemory(started, base);
+
+    // 5 MB of `[],` in 100 events: 1.7 million arrays once parsed, 8 kB gzipped.
+    const wide = (arrays: number, numbers: number) =>
+      gzipSync('[' + Array.from({ length: 100 }, (_, i) => `{"userId":"u${i}","eventName":"wide","eventData":{"a":[${Array(arrays).fill('[]').join(',')}],"n":[${Array(numbers).fill('0').join(',')}]}}`).join(',') + ']');
+    const pastTheLimits = wide(17_000, 0);
+    // At the limits: each item holds 1,000 objects and arrays and close to 10,000 values.
+    const atTheLimits = wide(maxItemContainers - 4, maxItemValues - 2_000);
+    const postBulk = (account: Flooded['account'], body: Buffer) =>
+      fetch(`${base}/v1/accounts/${account.licenseCode}/events/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body,
+      }).then(
+        async (r) => ({ status: r.status, text: await r.text() }),
+        () => ({ status: 0, text: '' }),
+      );
+
+    const statuses = new Map<string, number>();
+    const note = (kind: string, status: number) => statuses.set(`${kind} ${status}`, (statuses.get(`${kind} ${status}`) ?? 0) + 1);
+    const until = Date.now() + 8_000;
+    const attack = [flooded.account, second].flatMap((account) => [
+      ...Array.from({ length: 3 }, async () => {
+        while (Date.now() < until) {
+          const reply = await postBulk(account, pastTheLimits);
+          note('past', reply.status);
+          if (reply.status === 413) expect(JSON.parse(reply.text).error).to.match(/^\[0\] holds more than 1,000 objects and arrays/);
+        }
+      }),
+      ...Array.from({ length: 3 }, async () => {
+        while (Date.now() < until) note('at', (await postBulk(account, atTheLimits)).status);
+      }),
+    ]);
+    const served = (async () => {
+      while (Date.now() < until) note('bystander', await postEvent({ ...flooded, account: bystander }, '{"userId":"b","eventName":"still here"}'));
+    })();
+    await Promise.all([...attack, served]);
+    await memory.stop();
+    const mib = 2 ** 20;
+    console.log(`      ${JSON.stringify([...statuses])} (kind status, replies); peak RSS ${(memory.peaks.rss / mib).toFixed(0)} MiB, heap used ${(memory.peaks.heapUsed / mib).toFixed(0)} MiB, heap total ${(memory.peaks.heapTotal / mib).toFixed(0)} MiB`);
+    expect(started.running, started.stderr).to.equal(true);
+    expect([...statuses.keys()].filter((key) => !['past 413', 'past 503', 'at 200', 'at 503', 'bystander 200'].includes(key)), JSON.stringify([...statuses])).to.deep.equal([]);
+    expect(statuses.get('at 200') ?? 0).to.be.greaterThan(0);
+    expect(statuses.get('bystander 200') ?? 0).to.be.greaterThan(10);
+    expect(memory.peaks.heapTotal / mib).to.be.below(256 + 16);
   });
 });

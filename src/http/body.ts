@@ -1,16 +1,21 @@
 import { isUtf8 } from 'node:buffer';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { parse as parseContentType } from 'content-type';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors.js';
 import { excerptOfBytes, type Excerpt } from '../ingest/excerpt.js';
 import { mayHoldInexactInteger, parseMarkingInexactIntegers } from '../ingest/exact-integers.js';
+import { bodyShape } from '../ingest/item-size.js';
 import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
+import { busy, parsedBodyCost, reservationOf } from './body-budget.js';
+import { readBody } from './body-reader.js';
+import { defaultMinBodyBytesPerSecond } from '../config.js';
 
 /** Body limits in bytes: 1 MiB for one item, 5 MiB for a bulk request. */
 export const singleItemBytes = 1024 * 1024;
 export const bulkBytes = 5 * 1024 * 1024;
 
 /**
- * The Content-Encodings a JSON body may come in: body-parser inflates them as it reads, and the
+ * The Content-Encodings a JSON body may come in: they are inflated as the body is read, and the
  * body limit applies to the inflated bytes. Any other (zstd too, which only some Node versions
  * inflate; a list such as `gzip, br`) gets 415.
  */
@@ -24,31 +29,6 @@ export function contentEncodingOf(req: Request): string {
 /** Whether the body is sent compressed: what it holds once read is then known only by reading it. */
 export const sentCompressed = (req: Request): boolean => contentEncodingOf(req) !== 'identity';
 
-/** A decompression error of node:zlib (corrupt or truncated data): it has an errno, body-parser's own errors a `type`. */
-const isZlibError = (error: unknown): error is Error => typeof (error as { errno?: unknown }).errno === 'number' && !(error as { type?: unknown }).type;
-
-/** `1mb`, `64kb`: a limit as the 413 reply names it. */
-const limitText = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)}mb` : `${bytes / 1024}kb`);
-
-/** Thrown by the parser's verify hook: body-parser passes its `type` on. */
-class UndecodableBody extends Error {
-  constructor(readonly type: 'charset.unsupported' | 'encoding.invalid') {
-    super(type);
-  }
-}
-
-/**
- * JSON is UTF-8 (RFC 8259, 8.1). The decoder would turn bytes that are not UTF-8 (`C0 AF`, an
- * encoded surrogate `ED A0 80`, `FF`) into U+FFFD and store a changed value, so such a body is
- * refused whole. A leading byte order mark is valid UTF-8 and the decoder drops it.
- */
-function utf8Only(req: Request, _res: Response, body: Buffer, charset: string): void {
-  rawBodies.set(req, body);
-  if (charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') throw new UndecodableBody('charset.unsupported');
-  if (!isUtf8(body)) throw new UndecodableBody('encoding.invalid');
-  if (mayHoldInexactInteger(body)) bodiesWithLongNumbers.set(req, body);
-}
-
 /** The raw body of each request read, for the excerpt of a rejected one (gone with the request). */
 const rawBodies = new WeakMap<Request, Buffer>();
 
@@ -58,25 +38,34 @@ export function bodyExcerpt(req: Request): Excerpt | null {
   return raw ? excerptOfBytes(raw) : null;
 }
 
-/** Raw bodies with a run of 16 digits: parsed again, the rare way, to find integers a double rounds. */
-const bodiesWithLongNumbers = new WeakMap<Request, Buffer>();
+/** The charset a JSON body declares, lowercased; UTF-8 when none is. */
+function charsetOf(req: Request): string {
+  try {
+    return (parseContentType(req.get('content-type') ?? '').parameters.charset ?? 'utf-8').toLowerCase();
+  } catch {
+    return 'utf-8';
+  }
+}
 
-function reparsed(req: Request): unknown {
-  const raw = bodiesWithLongNumbers.get(req);
-  if (!raw) return req.body;
-  bodiesWithLongNumbers.delete(req);
-  // The decoder drops a leading byte order mark; JSON.parse would not.
-  return parseMarkingInexactIntegers(raw.toString('utf8').replace(/^\uFEFF/, ''));
+export interface JsonBodyOptions {
+  /** The nesting the body may have: checked before anything else walks it. */
+  maxDepth?: number;
+  /** Where the items are, for the limits of item-size.ts: 0, the body; 1, the elements of its top-level array. */
+  itemLevel?: 0 | 1;
+  /** The minimum data rate of the body, bytes per second (0: none); default config.ts's. */
+  minBytesPerSecond?: number;
 }
 
 /**
  * JSON bodies only: anything else is 415, as is a Content-Encoding other than those of
- * `bodyEncodings`; size, syntax, compression and encoding errors become form A replies. `limit` is
- * of the decompressed bytes: a compressed body is inflated only until it passes the limit (413).
- * `maxDepth` is the nesting the body may have: checked before anything else walks it.
+ * `bodyEncodings` or a charset other than UTF-8; size, syntax, compression and encoding errors
+ * become form A replies. `limit` is of the decompressed bytes: a compressed body is inflated only
+ * until it passes the limit (413). On an ingest route the body grows its reservation of the body
+ * budget as it arrives, then by what it will cost once parsed (body-budget.ts), worked out from
+ * its bytes before it is parsed; an item past the limits of item-size.ts is refused then (413).
  */
-export function jsonBody(limit: number, maxDepth = maxNestingDepth): RequestHandler[] {
-  const parse = express.json({ limit, strict: false, type: () => true, verify: utf8Only });
+export function jsonBody(limit: number, options: JsonBodyOptions = {}): RequestHandler[] {
+  const { maxDepth = maxNestingDepth, itemLevel = 0, minBytesPerSecond = defaultMinBodyBytesPerSecond } = options;
   return [
     (req: Request, _res: Response, next: NextFunction) => {
       if (!req.is('application/json')) {
@@ -85,39 +74,36 @@ export function jsonBody(limit: number, maxDepth = maxNestingDepth): RequestHand
       if (!bodyEncodings.includes(contentEncodingOf(req))) {
         throw new AppError(415, `Content-Encoding must be one of ${bodyEncodings.join(', ')}`, 'request', 'unsupported_media_type');
       }
+      const charset = charsetOf(req);
+      if (charset !== 'utf-8' && charset !== 'utf8') throw new AppError(415, 'body must be UTF-8 JSON', 'request', 'unsupported_media_type');
       next();
     },
-    (req: Request, res: Response, next: NextFunction) => {
-      parse(req, res, (error?: unknown) => {
-        if (!error) {
-          // Depth first: the second parse of a body with long numbers recurses as deep as it nests.
-          const tooDeep = nestingProblem(req.body, maxDepth);
-          if (tooDeep) return next(new AppError(400, tooDeep, 'request', 'too_deep'));
-          // Called by the parser, not by express: a throw here would not reach the error handler.
-          try {
-            req.body = reparsed(req);
-          } catch (reparseError) {
-            return next(reparseError);
-          }
-          return next();
-        }
-        const type = (error as { type?: string }).type;
-        const encoding = contentEncodingOf(req);
-        if (type === 'entity.too.large') {
-          const inflated = encoding === 'identity' ? '' : ' once decompressed';
-          return next(new AppError(413, `body is larger than ${limitText(limit)}${inflated}`, 'request', 'too_large'));
-        }
-        if (isZlibError(error) && encoding !== 'identity') {
-          // zlib's own words ("incorrect header check", "unexpected end of file") say what is wrong.
-          return next(new AppError(400, `body is not valid ${encoding} data (Content-Encoding: ${encoding}): ${error.message}`, 'request', 'corrupt_compression'));
-        }
-        if (type === 'entity.parse.failed') return next(new AppError(400, 'body is not valid JSON', 'request', 'malformed_json'));
-        if (type === 'encoding.invalid') return next(new AppError(400, 'body is not valid UTF-8', 'request', 'invalid_utf8'));
-        if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-          return next(new AppError(415, 'body must be UTF-8 JSON', 'request', 'unsupported_media_type'));
-        }
-        return next(error);
-      });
+    async (req: Request, res: Response, next: NextFunction) => {
+      const reservation = reservationOf(req);
+      const raw = await readBody(req, res, { limit, encoding: contentEncodingOf(req), reservation, minBytesPerSecond });
+      rawBodies.set(req, raw);
+      // JSON is UTF-8 (RFC 8259, 8.1): decoding would turn bytes that are not (`C0 AF`, an encoded
+      // surrogate `ED A0 80`, `FF`) into U+FFFD and store a changed value, so such a body is refused.
+      if (!isUtf8(raw)) throw new AppError(400, 'body is not valid UTF-8', 'request', 'invalid_utf8');
+      const shape = bodyShape(raw, itemLevel, maxDepth);
+      // Too deep is refused by the check of nesting below, which names the place.
+      if (shape.problem && !shape.tooDeep) throw new AppError(413, shape.problem, 'request', 'too_large');
+      if (reservation && !reservation.grow(parsedBodyCost(raw.length, shape.containers) - reservation.held)) throw busy();
+      // The decoder keeps a leading byte order mark, which RFC 8259 lets a parser ignore.
+      const text = raw.toString('utf8').replace(/^\uFEFF/, '');
+      let body: unknown = {};
+      try {
+        // An empty body reads as {}, so that it is refused for the fields it lacks.
+        if (raw.length > 0) body = JSON.parse(text);
+      } catch {
+        throw new AppError(400, 'body is not valid JSON', 'request', 'malformed_json');
+      }
+      // Depth first: the second parse of a body with long numbers recurses as deep as it nests.
+      const tooDeep = nestingProblem(body, maxDepth);
+      if (tooDeep) throw new AppError(400, tooDeep, 'request', 'too_deep');
+      // A body with a run of 16 digits is parsed again, the rare way, to find integers a double rounds.
+      req.body = mayHoldInexactInteger(raw) ? parseMarkingInexactIntegers(text) : body;
+      next();
     },
   ];
 }

@@ -32,6 +32,7 @@ function singleObject(body: unknown): Record<string, unknown> {
 export function ingestRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
   const auth = ingestAuth(services.accounts);
+  const minBytesPerSecond = services.config.minBodyBytesPerSecond;
 
   /**
    * Runs a command under the request's Idempotency-Key, if any, and sends its reply. A key whose
@@ -91,7 +92,7 @@ export function ingestRoutes(services: Services): Router {
   }
 
   const single = (endpoint: 'users' | SingleItemEndpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
-    router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), services.bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes), async (req, res) => {
+    router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), services.bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond }), async (req, res) => {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
         const result = await ingest(ctx, item);
@@ -121,7 +122,7 @@ export function ingestRoutes(services: Services): Router {
    */
   const bulk = (endpoint: BulkEndpoint, ingest: (ctx: IngestContext, items: unknown[]) => Promise<ItemResult[]>) => {
     const limit = endpoint === 'productsevents/bulk' ? [] : [services.rateLimits.middleware(endpoint)];
-    router.post(`/${endpoint}`, auth, ...limit, services.bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, maxNestingDepth + 1), async (req, res) => {
+    router.post(`/${endpoint}`, auth, ...limit, services.bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond }), async (req, res) => {
       const items: unknown = req.body;
       const name = bulkItemNames[endpoint];
       if (!Array.isArray(items)) throw badRequest(`body must be a JSON array of ${name}s`);
