@@ -30,9 +30,9 @@ describe('import: reading NDJSON and CSV files (unit)', () => {
     collect(readLines(await file('lines.txt', content), { maxLineBytes }));
 
   describe('lines', () => {
-    it('numbers lines from 1, drops the CR of CRLF and a leading byte order mark, and reads a last line without a newline', async () => {
+    it('numbers lines from 1, drops the CR of CRLF (saying it did) and a leading byte order mark, and reads a last line without a newline', async () => {
       expect(await lines('\ufeffa\r\nb\n\nc')).to.deep.equal([
-        { number: 1, text: 'a' },
+        { number: 1, text: 'a', crlf: true },
         { number: 2, text: 'b' },
         { number: 3, text: '' },
         { number: 4, text: 'c' },
@@ -41,7 +41,7 @@ describe('import: reading NDJSON and CSV files (unit)', () => {
 
     it('reports a line longer than the limit, keeping an excerpt only, and reads on from the next line', async () => {
       const read = await lines(`ok\n${'x'.repeat(5000)}\nafter\n`, 100);
-      expect(read[1]).to.deep.equal({ number: 2, problem: 'line is longer than 100 bytes', text: 'x'.repeat(200) });
+      expect(read[1]).to.deep.equal({ number: 2, problem: 'line is longer than 100 bytes', text: 'x'.repeat(200), bytes: 5000, quotes: 0 });
       expect(read[2]).to.deep.equal({ number: 3, text: 'after' });
     });
 
@@ -93,16 +93,23 @@ describe('import: reading NDJSON and CSV files (unit)', () => {
   describe('CSV', () => {
     const rows = async (content: string, maxRecordBytes = 1024): Promise<CsvRow[]> =>
       collect(csvRows(readLines(await file('items.csv', content), { maxLineBytes: 1024 }), maxRecordBytes));
-    const brief = (row: CsvRow): string => ('problem' in row ? `${row.line} problem: ${row.problem}` : `${row.line} ${JSON.stringify(row.cells)}`);
+    const brief = (row: CsvRow): string =>
+      'unclosed' in row ? `${row.line} unclosed: ${row.unclosed}` : 'problem' in row ? `${row.line} problem: ${row.problem}` : `${row.line} ${JSON.stringify(row.cells)}`;
 
     it('parses quoted fields with commas, doubled quotes and line breaks, numbering a record by its first line', async () => {
-      const read = await rows('id,note\r\n1,"a, b"\r\n\r\n2,"say ""hi""\r\nsecond line"\r\n3,\r\n');
+      const read = await rows('id,note\n1,"a, b"\n\n2,"say ""hi""\nsecond line"\n3,\n');
       expect(read.map(brief)).to.deep.equal([
         '1 ["id","note"]',
         '2 ["1","a, b"]',
         '4 ["2","say \\"hi\\"\\nsecond line"]',
         '6 ["3",""]',
       ]);
+    });
+
+    it('keeps a CR, and the CR of a CRLF, inside a quoted field as data; the CRLF that ends a record is no part of it', async () => {
+      const read = await rows('id,note\r\n1,"a\r\nb"\r\n2,"c\rd"\r\n3,"e\r\n\r\nf\r"\r\n4,g\r\n');
+      expect(read.map((row) => ('cells' in row ? row.cells : row))).to.deep.equal([['id', 'note'], ['1', 'a\r\nb'], ['2', 'c\rd'], ['3', 'e\r\n\r\nf\r'], ['4', 'g']]);
+      expect(read.map((row) => row.line)).to.deep.equal([1, 2, 4, 5, 8]);
     });
 
     it('rejects a record that does not parse on its own and reads the records around it', async () => {
@@ -115,14 +122,22 @@ describe('import: reading NDJSON and CSV files (unit)', () => {
       ]);
     });
 
-    it('rejects a quote left open at the end of the file, and one left open past the record limit, then reads on', async () => {
+    it('ends at a quote left open at the end of the file, or past the record limit, naming the line it opened on, and reads nothing after it', async () => {
       expect((await rows('a\n1\n"open\nmore\n')).map(brief)).to.deep.equal([
         '1 ["a"]',
         '2 ["1"]',
-        '3 problem: a quoted field is not closed at the end of the file',
+        '3 unclosed: a quoted field opened on line 3 is not closed at the end of the file',
       ]);
-      const read = await rows(`a\n"open\n${'x'.repeat(60)}\n${'y'.repeat(60)}\n2\n`, 100);
-      expect(read.map(brief)).to.deep.equal(['1 ["a"]', '2 problem: a quoted field is not closed within 100 bytes', '5 ["2"]']);
+      const resyncable = Array.from({ length: 50 }, (_, i) => `${i},"x"`).join('\n');
+      const read = await rows(`a,b\n1,2\n3,"open\n${resyncable}\n`, 100);
+      expect(read.map(brief)).to.deep.equal(['1 ["a","b"]', '2 ["1","2"]', '3 unclosed: a quoted field opened on line 3 is not closed within 100 bytes']);
+    });
+
+    it('counts the quotes of a line it cannot read, so that a quote it opens is not closed by the next line', async () => {
+      const read = await rows(`a,b\n1,"${'x'.repeat(2000)}\n2,"y"\n`, 1024);
+      expect(read.map(brief)).to.deep.equal(['1 ["a","b"]', '2 unclosed: a quoted field opened on line 2 is not closed within 1024 bytes']);
+      const closed = await rows(`a,b\n1,"${'x'.repeat(2000)}"\n2,"y"\n`, 1024);
+      expect(closed.map(brief)).to.deep.equal(['1 ["a","b"]', '2 problem: line is longer than 1024 bytes', '3 ["2","y"]']);
     });
 
     it('keeps rows of different lengths for the mapping to judge, and parses many records at once the same as one by one', async () => {

@@ -3,23 +3,47 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ItemResult } from '@tracking-ingestion/sdk';
-import { batchKey } from '../src/cli/import-keys.js';
+import { importKeys, lastBatchPieces, probeSizes } from '../src/cli/import-keys.js';
 import type { ImportCounts } from '../src/cli/import-progress.js';
 import type { ImportRecord } from '../src/cli/import-record.js';
 import { RejectedLines } from '../src/cli/import-rejects.js';
-import { runImport, type ItemSink } from '../src/cli/import-run.js';
+import { runImport, type BulkSink } from '../src/cli/import-run.js';
 
-describe('import: batch keys, rejected lines and backpressure (unit)', () => {
+describe('import: batch keys, rejected lines and sending (unit)', () => {
   describe('batch keys', () => {
-    const items = [{ userId: 'u1', attributes: {} }, { userId: 'u2', attributes: {} }];
+    const first = { userId: 'u1', attributes: {} };
 
-    it('derives the same key from the same kind, batch number and items, and another when any of them differs', () => {
-      const key = batchKey({ kind: 'users', sequence: 0, items });
+    it('names a place in a file: the kind, the first item, the batch and the offset, not the items sent from there', () => {
+      const keys = importKeys('users', first);
+      const key = keys.at(0, 0);
       expect(key).to.match(/^import-[0-9a-f]{64}$/);
-      expect(batchKey({ kind: 'users', sequence: 0, items: structuredClone(items) })).to.equal(key);
-      expect(batchKey({ kind: 'users', sequence: 1, items })).not.to.equal(key);
-      expect(batchKey({ kind: 'events', sequence: 0, items })).not.to.equal(key);
-      expect(batchKey({ kind: 'users', sequence: 0, items: [...items].reverse() })).not.to.equal(key);
+      expect(importKeys('users', structuredClone(first)).at(0, 0)).to.equal(key);
+      expect(keys.at(1, 0)).not.to.equal(key);
+      expect(keys.at(0, 16)).not.to.equal(key);
+      expect(importKeys('events', first).at(0, 0)).not.to.equal(key);
+      expect(importKeys('users', { userId: 'u2', attributes: {} }).at(0, 0)).not.to.equal(key);
+      const content = keys.ofContent(0, 0, [first]);
+      expect(content).not.to.equal(key);
+      expect(keys.ofContent(0, 0, [{ userId: 'u3', attributes: {} }])).not.to.equal(content);
+    });
+
+    it('cuts a last batch that is not full into pieces of powers of two, its last item alone, and probes those sizes only', () => {
+      expect(lastBatchPieces(30)).to.deep.equal([
+        [0, 16],
+        [16, 24],
+        [24, 28],
+        [28, 29],
+        [29, 30],
+      ]);
+      expect(lastBatchPieces(1)).to.deep.equal([[0, 1]]);
+      expect(lastBatchPieces(2)).to.deep.equal([
+        [0, 1],
+        [1, 2],
+      ]);
+      expect(lastBatchPieces(99).map(([start, end]) => end - start)).to.deep.equal([64, 32, 2, 1]);
+      expect(probeSizes(100)).to.deep.equal([64, 32, 16, 8, 4, 2, 1]);
+      expect(probeSizes(16)).to.deep.equal([8, 4, 2, 1]);
+      expect(probeSizes(1)).to.deep.equal([]);
     });
   });
 
@@ -56,37 +80,26 @@ describe('import: batch keys, rejected lines and backpressure (unit)', () => {
     });
   });
 
-  describe('backpressure', () => {
+  describe('sending', () => {
     /**
-     * A sink like the client with flushIntervalMs 0: items are settled a batch at a time, only
-     * once a batch is full (or at flush), and one batch at a time, a tick later.
+     * The service as the importer sees it: a key is bound to the body it first came with (another
+     * body gets a conflict, 422), a repeat of that body stores nothing, a new key stores its items.
      */
-    class BatchingSink implements ItemSink {
-      pending: ((result: ItemResult) => void)[] = [];
-      unsettled = 0;
-      mostUnsettled = 0;
+    class IdempotentService implements BulkSink {
+      readonly bound = new Map<string, string>();
+      readonly stored: Record<string, unknown>[] = [];
+      requests = 0;
 
-      constructor(private readonly batchSize: number) {}
-
-      send(item: Record<string, unknown>): Promise<ItemResult> {
-        this.unsettled += 1;
-        this.mostUnsettled = Math.max(this.mostUnsettled, this.unsettled);
-        return new Promise((resolve) => {
-          this.pending.push((result) => {
-            this.unsettled -= 1;
-            resolve(result);
-          });
-          if (this.pending.length >= this.batchSize) this.cut();
-        }).then((): ItemResult => (item.bad ? { status: 'error', message: 'bad item' } : { status: 'queued', trackID: String(item.n) }));
-      }
-
-      async flush(): Promise<void> {
-        this.cut();
-      }
-
-      private cut(): void {
-        const batch = this.pending.splice(0);
-        setImmediate(() => batch.forEach((settle) => settle({ status: 'queued', trackID: '' })));
+      async post(items: Record<string, unknown>[], key: string): Promise<ItemResult[] | 'conflict'> {
+        this.requests += 1;
+        const body = JSON.stringify(items);
+        const known = this.bound.get(key);
+        if (known !== undefined && known !== body) return 'conflict';
+        if (known === undefined) {
+          this.bound.set(key, body);
+          this.stored.push(...items);
+        }
+        return items.map((item): ItemResult => (item.bad ? { status: 'error', message: 'bad item' } : { status: 'queued', trackID: String(item.n) }));
       }
 
       failedBatch(): boolean {
@@ -98,27 +111,75 @@ describe('import: batch keys, rejected lines and backpressure (unit)', () => {
       }
     }
 
-    async function* records(count: number): AsyncGenerator<ImportRecord> {
+    async function* records(count: number, change: (n: number) => Record<string, unknown> = (n) => ({ n })): AsyncGenerator<ImportRecord> {
       for (let n = 1; n <= count; n += 1) {
-        if (n % 100 === 0) yield { line: n, problem: 'unreadable', input: `line ${n}` };
-        else yield { line: n, item: n % 250 === 1 ? { n, bad: true } : { n } };
+        if (n % 100 === 50) yield { line: n, problem: 'unreadable', input: `line ${n}` };
+        else yield { line: n, item: n % 250 === 1 ? { n, bad: true } : change(n) };
       }
     }
 
-    it('holds at most the window of unsettled items, cuts the last batch with flush, and takes every result in order', async () => {
-      const sink = new BatchingSink(10);
+    async function run(service: BulkSink, input: AsyncIterable<ImportRecord>): Promise<{ counts: ImportCounts; rejectedLines: number[] }> {
       const counts: ImportCounts = { read: 0, accepted: 0, rejected: 0, failed: 0, bytesRead: 0 };
       const rejectedLines: number[] = [];
-      const stoppedAt = await runImport(records(1_005), sink, { items: 25, bytes: 1_000_000 }, counts, {
+      const stopped = await runImport(input, 'events', service, { items: 100, bytes: 5 * 1024 * 1024 }, counts, {
         reject: async (rejection) => {
           rejectedLines.push(rejection.line);
         },
       });
-      expect(stoppedAt).to.equal(null);
-      expect(sink.mostUnsettled).to.be.at.most(25);
+      expect(stopped).to.equal(null);
+      return { counts, rejectedLines };
+    }
+
+    const storedOnce = (service: IdempotentService, lines: number[]): void => {
+      expect(service.stored.map((item) => item.n).sort((a, b) => Number(a) - Number(b))).to.deep.equal(lines);
+    };
+    const itemLines = (count: number): number[] => Array.from({ length: count }, (_, i) => i + 1).filter((n) => n % 100 !== 50);
+
+    it('takes every result in the file order, the rejected lines with them', async () => {
+      const service = new IdempotentService();
+      const { counts, rejectedLines } = await run(service, records(1_005));
       // 10 unreadable lines and 5 bad items of 1,005.
       expect(counts).to.deep.equal({ read: 1_005, accepted: 990, rejected: 15, failed: 0, bytesRead: 0 });
-      expect(rejectedLines.filter((line) => line % 100 !== 0)).to.deep.equal([1, 251, 501, 751, 1001]);
+      expect(rejectedLines).to.deep.equal([1, 50, 150, 250, 251, 350, 450, 501, 550, 650, 750, 751, 850, 950, 1001]);
+      storedOnce(service, itemLines(1_005));
+    });
+
+    it('stores nothing twice when a truncated copy of a file is imported twice, then the whole file', async () => {
+      const service = new IdempotentService();
+      await run(service, records(230));
+      storedOnce(service, itemLines(230));
+      const requests = service.requests;
+      const again = await run(service, records(230));
+      expect(again.counts).to.include({ accepted: 227, rejected: 3 });
+      expect(service.requests - requests).to.equal(requests);
+      storedOnce(service, itemLines(230));
+      const whole = await run(service, records(250));
+      expect(whole.counts).to.include({ read: 250, accepted: 246, rejected: 4, failed: 0 });
+      storedOnce(service, itemLines(250));
+      // Copies cut at two more places inside one batch, then the whole file of 420 lines.
+      await run(service, records(317));
+      await run(service, records(361));
+      await run(service, records(420));
+      storedOnce(service, itemLines(420));
+    });
+
+    it('stores the last line of a copy cut inside it as it was read, and every whole line once', async () => {
+      const service = new IdempotentService();
+      await run(service, records(230, (n) => (n === 230 ? { n, cut: true } : { n })));
+      await run(service, records(250));
+      expect(service.stored.filter((item) => item.n === 230)).to.deep.equal([{ n: 230, cut: true }, { n: 230 }]);
+      storedOnce(service, [...itemLines(250), 230].sort((a, b) => a - b));
+    });
+
+    it('stores the batches of an edited file that changed, again, and a second import of it nothing more', async () => {
+      const service = new IdempotentService();
+      await run(service, records(250));
+      const edited = (n: number): Record<string, unknown> => (n === 120 ? { n, edited: true } : { n });
+      await run(service, records(250, edited));
+      const stored = service.stored.length;
+      expect(stored).to.equal(247 + 100);
+      await run(service, records(250, edited));
+      expect(service.stored).to.have.length(stored);
     });
   });
 });

@@ -1,24 +1,34 @@
 import { parse } from 'csv-parse/sync';
 import type { Line } from './import-lines.js';
 
-/** A CSV record: its cells, the line it starts on and its text (for the rejected-lines file). */
-export type CsvRow = { line: number; cells: string[]; raw: string } | { line: number; problem: string; raw: string };
+/**
+ * A CSV record: its cells, the line it starts on and its text (for the rejected-lines file); or a
+ * record that cannot be read; or a quoted field that is never closed (`unclosed`), after which
+ * nothing more is read: where its record ends cannot be known.
+ */
+export type CsvRow =
+  | { line: number; cells: string[]; raw: string }
+  | { line: number; problem: string; raw: string }
+  | { line: number; unclosed: string };
 
 /** Records parsed in one call: the parser's set-up costs more than a short record's parse. */
 const rowsPerParse = 500;
 const bytesPerParse = 1024 * 1024;
+/** The start of a record kept for the rejected-lines file when it cannot be read. */
+const excerptChars = 1000;
 
 /**
  * The records of a CSV file (RFC 4180: comma-separated, fields in double quotes may hold commas,
  * line breaks and doubled quotes), parsed by csv-parse, numbered by the line each starts on.
  * Blank lines are skipped. A record that cannot be parsed is a problem of its own: the records
- * around it are read as usual. A record never holds more than `maxRecordBytes`.
+ * around it are read as usual. A quoted field still open after `maxRecordBytes`, or at the end of
+ * the file, ends the rows (`unclosed`): no later line is read as a record of its own.
  */
 export async function* csvRows(lines: AsyncIterable<Line>, maxRecordBytes: number): AsyncGenerator<CsvRow> {
   const pending: { line: number; raw: string }[] = [];
   let pendingBytes = 0;
   for await (const framed of frameRecords(lines, maxRecordBytes)) {
-    if ('problem' in framed) {
+    if ('problem' in framed || 'unclosed' in framed) {
       yield* parseRows(pending.splice(0));
       pendingBytes = 0;
       yield framed;
@@ -34,31 +44,50 @@ export async function* csvRows(lines: AsyncIterable<Line>, maxRecordBytes: numbe
   yield* parseRows(pending);
 }
 
+interface OpenRecord {
+  line: number;
+  /** Its text so far, with the line breaks it holds (CR LF or LF, as in the file). */
+  raw: string;
+  bytes: number;
+  quotes: number;
+  /** Why it cannot be read, once one of its lines could not be. */
+  problem: string | null;
+}
+
 /**
- * Physical lines joined into records: a line break inside a quoted field continues the record.
- * With quotes escaped by doubling, a record is complete when it holds an even number of quotes.
- * A record that grows past `maxRecordBytes` (most likely a quote never closed) is a problem, and
- * the next line starts a new record.
+ * Physical lines joined into records: a line break inside a quoted field continues the record and
+ * is kept as it is in the file (CR LF stays CR LF). With quotes escaped by doubling, a record is
+ * complete when it holds an even number of quotes; that holds for a line that could not be read
+ * too, whose quotes the line reader counted.
  */
 async function* frameRecords(lines: AsyncIterable<Line>, maxRecordBytes: number): AsyncGenerator<CsvRow | { line: number; raw: string }> {
-  let open: { line: number; texts: string[]; bytes: number; quotes: number } | null = null;
+  let open: OpenRecord | null = null;
   for await (const line of lines) {
-    if (!open && !('problem' in line) && line.text.trim() === '') continue;
-    open ??= { line: line.number, texts: [], bytes: 0, quotes: 0 };
-    open.texts.push(line.text);
-    const raw = (): string => open?.texts.join('\n') ?? '';
-    open.bytes += Buffer.byteLength(line.text) + 1;
-    open.quotes += quotesOf(line.text);
-    if ('problem' in line) {
-      yield { line: open.line, problem: open.line === line.number ? line.problem : `line ${line.number}: ${line.problem}`, raw: raw() };
+    const unreadable = 'problem' in line;
+    if (!open && !unreadable && line.text.trim() === '') continue;
+    if (open) open.raw += '\n';
+    open ??= { line: line.number, raw: '', bytes: 0, quotes: 0, problem: null };
+    if (unreadable) {
+      open.problem ??= open.line === line.number ? line.problem : `line ${line.number}: ${line.problem}`;
+      open.quotes += line.quotes;
+      open.bytes += line.bytes + 1;
+    } else {
+      open.quotes += quotesOf(line.text);
+      open.bytes += Buffer.byteLength(line.text) + 1;
+    }
+    // A record that cannot be read keeps only its start, for the rejected-lines file.
+    if (open.problem === null || open.raw.length < excerptChars) open.raw += `${line.text}${!unreadable && line.crlf ? '\r' : ''}`;
+    if (open.quotes % 2 === 0) {
+      // The CR of a CR LF that ends the record is no part of it.
+      const raw = open.raw.endsWith('\r') ? open.raw.slice(0, -1) : open.raw;
+      yield open.problem === null ? { line: open.line, raw } : { line: open.line, problem: open.problem, raw: raw.slice(0, excerptChars) };
+      open = null;
     } else if (open.bytes > maxRecordBytes) {
-      yield { line: open.line, problem: `a quoted field is not closed within ${maxRecordBytes} bytes`, raw: raw().slice(0, 1000) };
-    } else if (open.quotes % 2 === 0) {
-      yield { line: open.line, raw: raw() };
-    } else continue;
-    open = null;
+      yield { line: open.line, unclosed: `a quoted field opened on line ${open.line} is not closed within ${maxRecordBytes} bytes` };
+      return;
+    }
   }
-  if (open) yield { line: open.line, problem: 'a quoted field is not closed at the end of the file', raw: open.texts.join('\n').slice(0, 1000) };
+  if (open) yield { line: open.line, unclosed: `a quoted field opened on line ${open.line} is not closed at the end of the file` };
 }
 
 function quotesOf(text: string): number {

@@ -1,7 +1,11 @@
 import { createReadStream } from 'node:fs';
 
-/** A physical line of the input: its text, or why it cannot be read (too long, not UTF-8). */
-export type Line = { number: number; text: string } | { number: number; problem: string; text: string };
+/**
+ * A physical line of the input: its text (`crlf` when it ended in CR LF, whose CR is not in
+ * `text`), or why it cannot be read (too long, not UTF-8) with its length in bytes and the double
+ * quotes it held, all of them, so that a CSV reader knows whether a quoted field goes on past it.
+ */
+export type Line = { number: number; text: string; crlf?: true } | { number: number; problem: string; text: string; bytes: number; quotes: number };
 
 export interface LineReaderOptions {
   /** A longer line is reported as a problem, and only its first bytes are kept meanwhile. */
@@ -12,6 +16,7 @@ export interface LineReaderOptions {
 
 const newline = 0x0a;
 const carriageReturn = 0x0d;
+const quote = 0x22;
 /** The start of an over-long line kept for the rejected-lines file. */
 const excerptBytes = 200;
 
@@ -25,6 +30,8 @@ export async function* readLines(path: string, options: LineReaderOptions): Asyn
   const parts: Buffer[] = [];
   let partBytes = 0;
   let overlong = false;
+  let quotes = 0;
+  let lineLength = 0;
   let number = 0;
   let bytesRead = 0;
 
@@ -33,21 +40,31 @@ export async function* readLines(path: string, options: LineReaderOptions): Asyn
     let bytes = Buffer.concat(parts, partBytes);
     parts.length = 0;
     partBytes = 0;
+    const lineQuotes = quotes;
+    const lineBytes = lineLength;
+    quotes = 0;
+    lineLength = 0;
     if (overlong) {
       overlong = false;
       const text = bytes.subarray(0, excerptBytes).toString('utf8');
-      return { number, problem: `line is longer than ${options.maxLineBytes} bytes`, text };
+      return { number, problem: `line is longer than ${options.maxLineBytes} bytes`, text, bytes: lineBytes, quotes: lineQuotes };
     }
-    if (bytes.at(-1) === carriageReturn) bytes = bytes.subarray(0, -1);
+    const crlf = bytes.at(-1) === carriageReturn;
+    if (crlf) bytes = bytes.subarray(0, -1);
     if (number === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
     try {
-      return { number, text: decoder.decode(bytes) };
+      const text = decoder.decode(bytes);
+      return crlf ? { number, text, crlf } : { number, text };
     } catch {
-      return { number, problem: 'line is not valid UTF-8', text: bytes.subarray(0, excerptBytes).toString('utf8') };
+      return { number, problem: 'line is not valid UTF-8', text: bytes.subarray(0, excerptBytes).toString('utf8'), bytes: lineBytes, quotes: lineQuotes };
     }
   };
 
   const keep = (piece: Buffer): void => {
+    // A quote byte is never part of a multi-byte UTF-8 sequence: counted in bytes, even in a line
+    // that is not UTF-8 or not kept whole.
+    for (let i = piece.indexOf(quote); i !== -1; i = piece.indexOf(quote, i + 1)) quotes += 1;
+    lineLength += piece.length;
     if (overlong) return;
     if (partBytes + piece.length > options.maxLineBytes) {
       overlong = true;

@@ -1,12 +1,13 @@
 import type { ItemResult } from '@tracking-ingestion/sdk';
+import { importKeys, lastBatchPieces, probeSizes, type ImportKeys } from './import-keys.js';
 import type { ImportCounts } from './import-progress.js';
-import type { ImportRecord } from './import-record.js';
+import type { ImportKind, ImportRecord } from './import-record.js';
 import type { Rejection } from './import-rejects.js';
 
-/** Where the items go: the client's `send` for the import's kind, and its `flush`. */
-export interface ItemSink {
-  send(item: Record<string, unknown>): Promise<ItemResult>;
-  flush(): Promise<void>;
+/** Where the items go: one bulk request at a time, under the key given. */
+export interface BulkSink {
+  /** The results of `items` sent as one bulk request, or 'conflict' when `key` is bound to other items (422). */
+  post(items: Record<string, unknown>[], key: string): Promise<ItemResult[] | 'conflict'>;
   /** Whether an error result is a batch that failed for good (not the item's own rejection). */
   failedBatch(message: string): boolean;
   /** Why the rest of the file is not worth sending (a batch failed for good), once that happened. */
@@ -17,105 +18,146 @@ export interface RunHooks {
   reject(rejection: Rejection): Promise<void>;
 }
 
-/**
- * Items sent and not yet settled. It must hold more than a batch (100 items, 5 MiB of JSON): a
- * batch is cut only when full, so while the oldest item held waits for its batch, the items
- * after it are needed to fill that batch.
- */
-export interface Window {
+/** A batch: at most `items` items and a JSON array body of at most `bytes` bytes. */
+export interface BatchLimits {
   items: number;
   bytes: number;
 }
 
-interface Held {
-  line: number;
-  item: Record<string, unknown>;
-  bytes: number;
-  result: Promise<ItemResult>;
-  /** The result once settled, for a look without waiting. */
-  settled(): ItemResult | null;
+/** How an import ended early: why, and the line it stopped before (null when it read the file to its end). */
+export interface Stopped {
+  reason: string;
+  before: number | null;
 }
 
-/** A send's result: a call the client refused (it throws for no reply of the service) is an error result. */
-function settling(sent: Promise<ItemResult>): Pick<Held, 'result' | 'settled'> {
-  let settled: ItemResult | null = null;
-  const result = sent
-    .catch((error: unknown): ItemResult => ({ status: 'error', message: error instanceof Error ? error.message : String(error) }))
-    .then((value) => (settled = value));
-  return { result, settled: () => settled };
-}
+/** A record of a batch, in the file's order: an item to send, or a line already known bad. */
+type Entry = { line: number; item: Record<string, unknown> } | { line: number; problem: string; input: string };
 
 /**
- * Sends the records' items through `sink` with backpressure: at most `window` items and bytes are
- * sent and unsettled; the next record is read only after the oldest has settled. Results are
- * taken in order; rejections are handed to `hooks.reject` (records that are not items at once).
- * Returns the line it stopped before when the sink said to stop, or null when it read the whole file.
+ * Sends the records' items through `sink` in batches cut by count and bytes only, one request in
+ * flight while the next batch is read, and takes their results in the file's order: rejections go
+ * to `hooks.reject`. Memory holds two batches. Returns why it stopped early, or null.
  */
 export async function runImport(
   records: AsyncIterable<ImportRecord>,
-  sink: ItemSink,
-  window: Window,
+  kind: ImportKind,
+  sink: BulkSink,
+  limits: BatchLimits,
   counts: ImportCounts,
   hooks: RunHooks,
-): Promise<number | null> {
-  const held: Held[] = [];
-  let heldBytes = 0;
+): Promise<Stopped | null> {
+  let keys: ImportKeys | null = null;
+  let entries: Entry[] = [];
+  let itemCount = 0;
+  let bodyBytes = 2;
+  let batches = 0;
+  let sending: Promise<void> = Promise.resolve();
 
-  const take = async (entry: Held, result: ItemResult, failed = false): Promise<void> => {
-    heldBytes -= entry.bytes;
-    if (result.status === 'queued') counts.accepted += 1;
-    else {
-      if (failed || sink.failedBatch(result.message)) counts.failed += 1;
-      else counts.rejected += 1;
-      await hooks.reject({ line: entry.line, message: result.message, item: entry.item });
+  /** Hands the batch read so far to the sender, once the one before it is done. */
+  const cut = async (last: boolean): Promise<void> => {
+    const batch = entries;
+    const number = itemCount > 0 ? batches++ : -1;
+    entries = [];
+    itemCount = 0;
+    bodyBytes = 2;
+    await sending;
+    sending = settleBatch(batch, number, last && keys !== null ? 'last' : 'full');
+  };
+
+  const settleBatch = async (batch: Entry[], number: number, shape: 'full' | 'last'): Promise<void> => {
+    const items = batch.flatMap((entry) => ('item' in entry ? [entry.item] : []));
+    const results = keys && items.length > 0 ? await sendBatch(sink, keys, number, items, shape === 'last' && items.length < limits.items) : [];
+    let index = 0;
+    for (const entry of batch) {
+      if (!('item' in entry)) {
+        counts.rejected += 1;
+        await hooks.reject({ line: entry.line, message: entry.problem, input: entry.input });
+        continue;
+      }
+      const result = results[index++] ?? { status: 'error', message: `not sent: the import stopped (${sink.stopReason() ?? 'unknown'})` };
+      if (result.status === 'queued') counts.accepted += 1;
+      else {
+        if (sink.failedBatch(result.message) || result.message.startsWith('not sent:')) counts.failed += 1;
+        else counts.rejected += 1;
+        await hooks.reject({ line: entry.line, message: result.message, item: entry.item });
+      }
     }
   };
 
-  /**
-   * After the sink said to stop: the items already settled are taken as they are, the others are
-   * failed without waiting (their batches would each wait out the retry budget). They may still be
-   * stored; a second run of the import stores them at most once.
-   */
-  const abandon = async (reason: string): Promise<void> => {
-    for (let oldest = held.shift(); oldest; oldest = held.shift()) {
-      const settled = oldest.settled();
-      if (settled) await take(oldest, settled);
-      else await take(oldest, { status: 'error', message: `not confirmed: the import stopped (${reason})` }, true);
-    }
+  const finish = async (stopped: Stopped | null): Promise<Stopped | null> => {
+    await cut(true);
+    await sending;
+    const reason = sink.stopReason();
+    return stopped ?? (reason === null ? null : { reason, before: null });
   };
 
   for await (const record of records) {
-    const stop = sink.stopReason();
-    if (stop !== null) {
-      await abandon(stop);
-      return record.line;
+    const reason = sink.stopReason();
+    if (reason !== null) {
+      // The batch being read is not sent: cut as the last, it fails as not sent.
+      return finish({ reason, before: record.line });
     }
+    if ('stop' in record) return finish({ reason: record.stop, before: null });
     counts.read += 1;
     if ('problem' in record) {
-      counts.rejected += 1;
-      await hooks.reject({ line: record.line, message: record.problem, input: record.input });
+      entries.push(record);
       continue;
     }
-    const json = JSON.stringify(record.item);
-    const bytes = Buffer.byteLength(json);
-    held.push({ line: record.line, item: record.item, bytes, ...settling(sink.send(record.item)) });
-    heldBytes += bytes;
-    while ((held.length >= window.items || heldBytes >= window.bytes) && sink.stopReason() === null) {
-      const oldest = held.shift() as Held;
-      await take(oldest, await oldest.result);
-    }
+    const bytes = Buffer.byteLength(JSON.stringify(record.item));
+    if (itemCount > 0 && bodyBytes + 1 + bytes > limits.bytes) await cut(false);
+    keys ??= importKeys(kind, record.item);
+    entries.push(record);
+    bodyBytes += (itemCount > 0 ? 1 : 0) + bytes;
+    itemCount += 1;
+    if (itemCount >= limits.items) await cut(false);
   }
-  // The last batch is not full: flush cuts it. Its settling is followed through the items held.
-  const flushed = sink.flush();
-  for (let oldest = held.shift(); oldest; oldest = held.shift()) {
-    const stop = sink.stopReason();
-    if (stop !== null) {
-      held.unshift(oldest);
-      await abandon(stop);
-      return null;
+  return finish(null);
+}
+
+/**
+ * The results of batch `number`'s items, sent under the keys of their places. A last batch that is
+ * not full is sent in pieces (lastBatchPieces), so that an import of a longer copy of the file
+ * finds them: every body an import binds to a key is a power of two of items, or the rest of a full
+ * batch. Items not sent because the sink stopped have no result.
+ */
+async function sendBatch(sink: BulkSink, keys: ImportKeys, number: number, items: Record<string, unknown>[], partial: boolean): Promise<ItemResult[]> {
+  const results: ItemResult[] = [];
+  const post = async (start: number, end: number, key: string): Promise<boolean> => {
+    const reply = await sink.post(items.slice(start, end), key);
+    if (reply === 'conflict') return false;
+    for (const [index, result] of reply.entries()) results[start + index] = result;
+    return true;
+  };
+  let offset = 0;
+  while (offset < items.length && sink.stopReason() === null) {
+    const remaining = items.length - offset;
+    const size = partial ? (lastBatchPieces(remaining)[0]?.[1] ?? remaining) : remaining;
+    const key = keys.at(number, offset);
+    if (await post(offset, offset + size, key)) {
+      offset += size;
+      continue;
     }
-    await take(oldest, await oldest.result);
+    // The key is bound to other items: those an earlier import of a shorter (or longer) copy sent
+    // from here, or of an edited file (then none of these sizes matches).
+    let found = 0;
+    for (const probe of probeSizes(remaining + 1)) {
+      if (sink.stopReason() !== null) break;
+      if (probe !== size && (await post(offset, offset + probe, key))) {
+        found = probe;
+        break;
+      }
+    }
+    if (found > 0) {
+      offset += found;
+      continue;
+    }
+    if (sink.stopReason() !== null) break;
+    const content = keys.ofContent(number, offset, items.slice(offset));
+    if (!(await post(offset, items.length, content))) {
+      const message = 'not stored: the Idempotency-Key of these items is bound to another body';
+      for (let index = offset; index < items.length; index += 1) results[index] = { status: 'error', message };
+    }
+    break;
   }
-  await flushed;
-  return null;
+  return results;
 }

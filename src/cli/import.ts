@@ -1,9 +1,8 @@
 import { stat } from 'node:fs/promises';
-import { BatchFailedError, TrackingClient, type TrackingError } from '@tracking-ingestion/sdk';
+import { BatchFailedError, TrackingClient, type ItemResult, type TrackingError } from '@tracking-ingestion/sdk';
 import { CliError } from './context.js';
 import { kindFields } from './import-columns.js';
 import { csvRows } from './import-csv.js';
-import { batchKey } from './import-keys.js';
 import { readLines, type Line } from './import-lines.js';
 import { HeaderError, mapRow, parseHeader, type Column } from './import-mapping.js';
 import { ndjsonRecords } from './import-ndjson.js';
@@ -11,12 +10,12 @@ import { importOptions, type ImportFlags, type ImportOptions } from './import-op
 import { describeSummary, ImportProgress, itemsPerSecond, type ImportCounts, type ImportSummary } from './import-progress.js';
 import type { ImportKind, ImportRecord } from './import-record.js';
 import { RejectedLines } from './import-rejects.js';
-import { runImport, type ItemSink } from './import-run.js';
+import { runImport, type BulkSink, type Stopped } from './import-run.js';
 
 /** The service's limit on one item's body: a longer line or CSV record is refused before sending. */
 const maxItemBytes = 1024 * 1024;
-/** Items sent and not yet settled: ten full batches, and more bytes than a full bulk body (5 MiB). */
-const window = { items: 1_000, bytes: 16 * 1024 * 1024 };
+/** A batch: the bulk endpoints' limits, 100 items and 5 MiB of body. */
+const batchLimits = { items: 100, bytes: 5 * 1024 * 1024 };
 /**
  * How long a batch is retried: a 429's Retry-After is at most the rest of the 60-second window of
  * the rate limit, and a rolling restart of the service takes seconds; five minutes rides both.
@@ -39,14 +38,14 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
 
   const counts: ImportCounts = { read: 0, accepted: 0, rejected: 0, failed: 0, bytesRead: 0 };
   const lines = readLines(options.file, { maxLineBytes: maxItemBytes, onBytes: (bytes) => (counts.bytesRead = bytes) });
-  const records = options.format === 'csv' ? await csvRecords(options.kind, lines) : ndjsonRecords(lines);
+  const records = options.format === 'csv' ? await csvRecords(options.kind, options.file, lines) : ndjsonRecords(lines);
   const rejects = RejectedLines.beside(options.file);
   const sink = clientSink(options);
   const progress = new ImportProgress(fileBytes, process.stderr.isTTY === true, () => ({ counts, retries: sink.retries() }));
   const started = Date.now();
-  let stoppedBefore: number | null;
+  let stopped: Stopped | null;
   try {
-    stoppedBefore = await runImport(records, sink, window, counts, {
+    stopped = await runImport(records, options.kind, sink, batchLimits, counts, {
       reject: (rejection) => rejects.write(rejection),
     });
   } finally {
@@ -54,7 +53,6 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
   }
   const { removedStale } = await rejects.close();
   const seconds = (Date.now() - started) / 1000;
-  const stop = sink.stopReason();
   const summary: ImportSummary = {
     kind: options.kind,
     file: options.file,
@@ -63,14 +61,14 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
     itemsPerSecond: itemsPerSecond(counts.accepted + counts.rejected + counts.failed, seconds * 1000),
     rejectedFile: rejects.count > 0 ? rejects.path : null,
     retries: sink.retries(),
-    stoppedEarly: stop === null ? null : `${stop}${stoppedBefore === null ? '' : `; lines from ${stoppedBefore} on were not read`}`,
+    stoppedEarly: stopped === null ? null : `${stopped.reason}${stopped.before === null ? '' : `; lines from ${stopped.before} on were not read`}`,
   };
   if (options.json) console.log(JSON.stringify(summary));
   else {
     console.log(describeSummary(summary));
     if (removedStale) console.log(`nothing rejected: removed ${rejects.path} of an earlier import`);
   }
-  return counts.rejected + counts.failed > 0 || stop !== null ? 1 : 0;
+  return counts.rejected + counts.failed > 0 || stopped !== null ? 1 : 0;
 }
 
 /**
@@ -88,11 +86,12 @@ async function reachable(baseUrl: string): Promise<void> {
 }
 
 /** The items of a CSV file, mapped by its header; a header that cannot map refuses the file. */
-async function csvRecords(kind: ImportKind, lines: AsyncGenerator<Line>): Promise<AsyncIterable<ImportRecord>> {
+async function csvRecords(kind: ImportKind, file: string, lines: AsyncGenerator<Line>): Promise<AsyncIterable<ImportRecord>> {
   const rows = csvRows(lines, maxItemBytes);
   const first = await rows.next();
   if (first.done) throw new CliError('the CSV file is empty: it needs a header row', 2);
   const header = first.value;
+  if ('unclosed' in header) throw new CliError(`${file}: ${header.unclosed}`, 2);
   if ('problem' in header) throw new CliError(`the header (line ${header.line}) is not a CSV record: ${header.problem}`, 2);
   const fields = kindFields(kind);
   let columns: Column[];
@@ -104,6 +103,10 @@ async function csvRecords(kind: ImportKind, lines: AsyncGenerator<Line>): Promis
   }
   return (async function* (): AsyncGenerator<ImportRecord> {
     for await (const row of rows) {
+      if ('unclosed' in row) {
+        yield { line: row.line, stop: `${file}: ${row.unclosed}; nothing from line ${row.line} on is imported` };
+        return;
+      }
       if ('problem' in row) {
         yield { line: row.line, problem: row.problem, input: row.raw };
         continue;
@@ -115,33 +118,48 @@ async function csvRecords(kind: ImportKind, lines: AsyncGenerator<Line>): Promis
 }
 
 /**
- * The SDK client for the import: batches cut by count and bytes only (flushIntervalMs 0), so
- * that the same file makes the same batches and keys every time. A batch that fails for good
- * (refused whole, or not delivered within the retry budget) stops the import: the next would too.
+ * The SDK client for the import, one bulk request at a time under the key the importer gives:
+ * batches are cut by the importer (flushIntervalMs 0: never by time). A key bound to another body
+ * (422) is a conflict for the importer to resolve; any other batch that fails for good (refused
+ * whole, or not delivered within the retry budget) stops the import: the next would too.
  */
-function clientSink(options: ImportOptions): ItemSink & { retries(): number } {
+function clientSink(options: ImportOptions): BulkSink & { retries(): number } {
   const failedBatches = new Set<string>();
   let stop: string | null = null;
+  let request: { key: string; items: number; conflict: boolean } | null = null;
   const client = new TrackingClient({
     baseUrl: options.baseUrl,
     licenseCode: options.licenseCode,
     accessToken: options.accessToken,
-    flushAt: 100,
+    flushAt: batchLimits.items,
     flushIntervalMs: 0,
-    maxQueueSize: window.items,
-    // The window is checked after an item is sent: room for one more, of any size a bulk body takes.
-    maxQueueBytes: window.bytes + 8 * 1024 * 1024,
+    maxBatchBytes: batchLimits.bytes,
     retryForMs,
-    idempotencyKey: batchKey,
+    idempotencyKey: (batch) => {
+      // The client cuts the importer's batch as it is (same limits); anything else is a bug.
+      if (request?.items !== batch.items.length) throw new Error(`a batch of ${batch.items.length} items where the import cut ${request?.items ?? 0}`);
+      return request.key;
+    },
     onError: (error: TrackingError) => {
       if (!(error instanceof BatchFailedError)) return;
+      if (error.status === 422 && request) {
+        request.conflict = true;
+        return;
+      }
       failedBatches.add(error.message);
       stop ??= error.message;
     },
   });
   return {
-    send: (item) => client.send(options.kind, item),
-    flush: () => client.flush(),
+    post: async (items, key) => {
+      request = { key, items: items.length, conflict: false };
+      const results = items.map((item) => client.send(options.kind, item));
+      await client.flush();
+      const settled = await Promise.all(
+        results.map((result) => result.catch((error: unknown): ItemResult => ({ status: 'error', message: error instanceof Error ? error.message : String(error) }))),
+      );
+      return request.conflict ? 'conflict' : settled;
+    },
     failedBatch: (message) => failedBatches.has(message),
     stopReason: () => stop,
     retries: () => client.stats().retried,

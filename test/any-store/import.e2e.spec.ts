@@ -181,6 +181,55 @@ describe('tracking import (e2e)', function () {
     );
   });
 
+  it('keeps a CR, and the CR of a CRLF, inside a quoted CSV field as data in the stored item', async () => {
+    const path = join(dir, 'notes.csv');
+    await writeFile(path, 'userId,firstName,attributes.note\r\nr-1,"Ann\rMarie","first\r\nsecond"\r\nr-2,Bo,plain\r\n');
+    expect((await importJson('users', path)).summary).to.include({ read: 2, accepted: 2, rejected: 0 });
+    const ann = await lead('r-1');
+    expect(ann.firstName).to.equal('Ann\rMarie');
+    expect(ann.attributes).to.deep.equal({ note: 'first\r\nsecond' });
+    expect((await lead('r-2')).attributes).to.deep.equal({ note: 'plain' });
+  });
+
+  it('stops at a quote left open past 1 MiB, naming the file and the line it opened on: the rows before it are stored, nothing after it', async () => {
+    const rows = Array.from({ length: 60_000 }, (_, i) => `q-${i},Name number ${i}`);
+    const file = await input('open.csv', ['userId,firstName', 'q-a,Ann', 'q-b,"Bo', ...rows]);
+    const { result, summary } = await importJson('users', file);
+    expect(result.code).to.equal(1);
+    expect(summary).to.include({ read: 1, accepted: 1, rejected: 0, failed: 0 });
+    expect(summary.stoppedEarly).to.equal(`${file}: a quoted field opened on line 3 is not closed within 1048576 bytes; nothing from line 3 on is imported`);
+    const plain = await trackingImport(app, account, 'import', 'users', file);
+    expect(plain.stdout).to.contain(`stopped early: ${file}: a quoted field opened on line 3`);
+    expect((await lead('q-a')).firstName).to.equal('Ann');
+    for (const id of ['q-b', 'q-0', 'q-59999']) {
+      expect((await app.get(`/admin/v1/accounts/${account.licenseCode}/leads/${id}`, bearer())).status, id).to.equal(404);
+    }
+  });
+
+  it('stores every line once when a copy cut inside a batch is imported twice, then the whole file', async () => {
+    const lines = Array.from({ length: 250 }, (_, i) => JSON.stringify({ userId: `t-${i % 40}`, eventName: 'tick', eventData: { n: i } }));
+    const whole = await input('ticks.ndjson', lines);
+    // Cut inside line 231: 30 lines into the third batch, the last line half written.
+    const cut = join(dir, 'ticks-cut.ndjson');
+    await writeFile(cut, `${lines.slice(0, 230).join('\n')}\n${lines[230]?.slice(0, 20) ?? ''}`);
+    const ticks = async (): Promise<number[]> =>
+      (await app.events())
+        .filter((e) => e.event_type === 'EventTracked')
+        .map((e) => Number((e.data as { eventData: { n: number } }).eventData.n))
+        .sort((a, b) => a - b);
+    const first = await importJson('events', cut);
+    expect(first.summary).to.include({ read: 231, accepted: 230, rejected: 1 });
+    expect(await ticks()).to.deep.equal(Array.from({ length: 230 }, (_, i) => i));
+    const again = await importJson('events', cut);
+    expect(again.summary).to.include({ read: 231, accepted: 230, rejected: 1 });
+    expect(await ticks()).to.have.length(230);
+    const full = await importJson('events', whole);
+    expect(full.summary).to.include({ read: 250, accepted: 250, rejected: 0, failed: 0 });
+    expect(await ticks()).to.deep.equal(Array.from({ length: 250 }, (_, i) => i));
+    const trackIds = (await app.events()).filter((e) => e.event_type === 'EventTracked').map((e) => e.metadata.trackId);
+    expect(new Set(trackIds).size).to.equal(250);
+  });
+
   it('refuses a CSV header that names no field, and a missing token, before sending anything', async () => {
     const file = await input('bad.csv', ['userId,plan', 'u-1,gold']);
     const header = await trackingImport(app, account, 'import', 'users', file);
