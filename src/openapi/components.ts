@@ -90,9 +90,11 @@ export const responses: JsonObject = {
   Forbidden: errorReply('Known credentials that may not do this: a token of scope `ingest` reading, an account making operator calls, another account\'s session, a foreign Origin with a session cookie.'),
   NotFound: errorReply('No such resource (or path: every unknown path gets this form A 404).'),
   Conflict: errorReply('The change conflicts with the current state; nothing was changed.'),
-  RequestTimeout: errorReply('The request did not arrive in full within REQUEST_TIMEOUT_SECONDS.'),
+  RequestTimeout: errorReply(
+    'The request did not arrive in full within REQUEST_TIMEOUT_SECONDS, or its body brought fewer than MIN_BODY_RATE bytes a second (240) in some 5 s; the connection is closed and nothing was stored.',
+  ),
   TooLarge: errorReply(
-    'The body is over the limit (of its decompressed bytes, if compressed), or chunk extensions are too large; on an ingest endpoint with EventStoreDB, ' +
+    'The body is over the limit (of its decompressed bytes, if compressed), an item holds more than 10,000 values or 1,000 objects and arrays (named by the message), or chunk extensions are too large; on an ingest endpoint with EventStoreDB, ' +
       'an item whose events are more than one write to the store may hold (1 MiB by default), named by the message. Nothing was stored.',
   ),
   UnsupportedMediaType: errorReply('Not `Content-Type: application/json`, a charset other than UTF-8, or a Content-Encoding other than gzip, deflate, br or identity.'),
