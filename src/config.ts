@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { accessTokenPrefix } from './access-tokens.js';
 import { defaultMaxAppendBytes } from './eventstore/esdb-writes.js';
 
 export interface Config {
@@ -57,6 +58,16 @@ function trustProxySetting(raw: string | undefined): string | number | undefined
   return raw.trim();
 }
 
+/**
+ * ADMIN_TOKEN: any text, except one starting as access tokens do: a token starting with `trk_` is
+ * taken for an access token, and guesses of one are not counted (src/http/sign-in-limit.ts).
+ */
+function adminTokenSetting(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.startsWith(accessTokenPrefix)) throw new Error(`ADMIN_TOKEN must not start with '${accessTokenPrefix}', the prefix of access tokens`);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
@@ -68,7 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 32 * 1024 * 1024),
-    adminToken: env.ADMIN_TOKEN || undefined,
+    adminToken: adminTokenSetting(env.ADMIN_TOKEN),
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
