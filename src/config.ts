@@ -21,6 +21,8 @@ export interface Config {
   /** Bytes of ingest request bodies a process holds at once; past them requests get 503 (0: no limit). */
   inflightBodyBytes: number;
   adminToken: string | undefined;
+  /** METRICS_TOKEN: when set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open. */
+  metricsToken: string | undefined;
   /** Express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For/-Proto to believe; unset: nobody's. */
   trustProxy: string | number | undefined;
   /** Requests per minute per account on productsevents, shared by every process. */
@@ -80,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 32 * 1024 * 1024),
     adminToken: adminTokenSetting(env.ADMIN_TOKEN),
+    metricsToken: env.METRICS_TOKEN || undefined,
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
