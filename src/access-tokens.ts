@@ -8,6 +8,7 @@ import {
   selectActiveTokens,
 } from './access-tokens-sql.js';
 import { lockAccountByLicense } from './accounts-sql.js';
+import { accountTextProblem } from './accounts-text.js';
 import type { Account } from './accounts.js';
 import { hashToken } from './token-hash.js';
 import type { Pool } from './db/pool.js';
@@ -34,19 +35,15 @@ export interface CreatedToken extends AccessToken {
   accessToken: string;
 }
 
-export const newAccessToken = (): string => `trk_${randomBytes(32).toString('base64url')}`;
+/** Every access token starts with it; the admin token may not (src/config.ts). */
+export const accessTokenPrefix = 'trk_';
+
+export const newAccessToken = (): string => `${accessTokenPrefix}${randomBytes(32).toString('base64url')}`;
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Why `label` is not a token label, or null. Counted in characters (code points), not UTF-16 units. */
-export function labelProblem(label: unknown): string | null {
-  if (typeof label !== 'string') return 'label is required and must be a string';
-  const length = [...label.trim()].length;
-  if (length < 1 || length > maxLabelLength) return `label must be 1 to ${maxLabelLength} characters`;
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(label)) return 'label must not contain control characters';
-  return null;
-}
+/** Why `label` is not a token label, or null (the rule of account texts, src/accounts-text.ts). */
+export const labelProblem = (label: unknown): string | null => accountTextProblem('label', label, maxLabelLength);
 
 export function isTokenScope(scope: unknown): scope is TokenScope {
   return typeof scope === 'string' && (tokenScopes as readonly string[]).includes(scope);

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { accessTokenPrefix } from './access-tokens.js';
 import { defaultMaxAppendBytes } from './eventstore/esdb-writes.js';
 
 export interface Config {
@@ -22,6 +23,8 @@ export interface Config {
   /** An ingest body bringing less than this many bytes per second in any 5 s from its start gets 408 (0: no minimum). */
   minBodyBytesPerSecond: number;
   adminToken: string | undefined;
+  /** METRICS_TOKEN: when set, /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open. */
+  metricsToken: string | undefined;
   /** Express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For/-Proto to believe; unset: nobody's. */
   trustProxy: string | number | undefined;
   /** Requests per minute per account on productsevents, shared by every process. */
@@ -65,6 +68,16 @@ function trustProxySetting(raw: string | undefined): string | number | undefined
   return raw.trim();
 }
 
+/**
+ * ADMIN_TOKEN: any text, except one starting as access tokens do: a token starting with `trk_` is
+ * taken for an access token, and guesses of one are not counted (src/http/sign-in-limit.ts).
+ */
+function adminTokenSetting(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (raw.startsWith(accessTokenPrefix)) throw new Error(`ADMIN_TOKEN must not start with '${accessTokenPrefix}', the prefix of access tokens`);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
@@ -77,7 +90,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 128 * 1024 * 1024),
     minBodyBytesPerSecond: intSetting(env, 'MIN_BODY_RATE', defaultMinBodyBytesPerSecond),
-    adminToken: env.ADMIN_TOKEN || undefined,
+    adminToken: adminTokenSetting(env.ADMIN_TOKEN),
+    metricsToken: env.METRICS_TOKEN || undefined,
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),

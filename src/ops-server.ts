@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { quickPing, type Pool } from './db/pool.js';
 import type { EventStore } from './eventstore/port.js';
 import { requestIdHeader, requestIdOf } from './http/access-log.js';
+import { MetricsAccess, metricsTokenRequired } from './http/metrics-auth.js';
 import type { Logger } from './logger.js';
 import type { RunnerState } from '../projections/runner/runner.js';
 
@@ -15,6 +16,8 @@ export interface WorkerHealth {
   projections(): Record<string, RunnerState>;
   isStopping(): boolean;
   log: Logger;
+  /** METRICS_TOKEN (src/config.ts): when set, /metrics needs it. */
+  metricsToken?: string | undefined;
 }
 
 export interface OpsServer {
@@ -47,7 +50,7 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 
-async function answer(health: WorkerHealth, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(health: WorkerHealth, metricsAccess: MetricsAccess, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '').split('?', 1)[0];
   if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, { error: 'only GET is served here', code: 405 });
   if (path === '/livez') return reply(res, 200, { status: 'ok' });
@@ -58,6 +61,10 @@ async function answer(health: WorkerHealth, req: IncomingMessage, res: ServerRes
     return reply(res, 503, { error: reason, code: 503, projections });
   }
   if (path === '/metrics') {
+    if (!metricsAccess.allows(req.headers.authorization)) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      return reply(res, 401, { error: metricsTokenRequired, code: 401 });
+    }
     const text = await health.registry.metrics();
     res.writeHead(200, { 'content-type': health.registry.contentType }).end(text);
     return;
@@ -70,9 +77,10 @@ async function answer(health: WorkerHealth, req: IncomingMessage, res: ServerRes
  * API serves them (docs/operations.md).
  */
 export function startOpsServer(health: WorkerHealth, port: number, host?: string): Promise<OpsServer> {
+  const metricsAccess = new MetricsAccess(health.metricsToken);
   const server: Server = createServer((req, res) => {
     res.setHeader(requestIdHeader, requestIdOf(req));
-    answer(health, req, res).catch((error: unknown) => {
+    answer(health, metricsAccess, req, res).catch((error: unknown) => {
       health.log.error({ err: error }, 'worker health endpoint failed');
       if (!res.headersSent) reply(res, 500, { error: 'internal error', code: 500 });
     });

@@ -50,6 +50,7 @@ try {
   // WORKER_PORT: /livez, /readyz and /metrics of this worker (lag, apply rate, active or standby).
   const opsServer = config.workerPort === null ? null : await startOpsServer({
     registry: metrics.registry,
+    metricsToken: config.metricsToken,
     pool,
     store,
     log,

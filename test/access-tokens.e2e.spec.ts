@@ -160,6 +160,23 @@ describe('access tokens (e2e)', () => {
     const initech = made.body as Credentials;
     expect((await list(admin, initech)).map((t) => [t.label, t.scope])).to.deep.equal([['initial', 'ingest+read']]);
   });
+
+  it('refuses account names as token labels are refused: blank, too long, control characters, unpaired surrogates (400 naming name)', async () => {
+    const create = (name: unknown) => app.request('POST', '/admin/v1/accounts', { name }, { authorization: admin });
+    for (const [name, message] of [
+      [undefined, 'name is required and must be a string'],
+      ['  ', 'name must be 1 to 200 characters'],
+      ['x'.repeat(201), 'name must be 1 to 200 characters'],
+      ['Evil\u0007Corp', 'name must not contain control characters'],
+      ['line\nbreak', 'name must not contain control characters'],
+      ['half \ud83d', 'name contains a NUL character or an unpaired surrogate, which cannot be stored'],
+    ] as const) {
+      expect(requestError(await create(name), 400), JSON.stringify(name)).to.equal(message);
+    }
+    expect((await app.pool.query('SELECT 1 FROM accounts')).rowCount).to.equal(2);
+    // Counted in characters, as labels are.
+    expect((await create('🙂'.repeat(200))).status).to.equal(201);
+  });
 });
 
 describe('access tokens: the migration from one token per account (e2e)', () => {
@@ -263,6 +280,13 @@ describe('access tokens: the tracking command (e2e)', function () {
     const noLabel = await tracking(app, 'accounts', 'add-token', account.licenseCode, '--scope', 'ingest');
     expect(noLabel.code).to.equal(2);
     expect(noLabel.stderr).to.contain('label');
+    const controlLabel = await tracking(app, 'accounts', 'add-token', account.licenseCode, '--label', 'a\u001bb', '--scope', 'ingest');
+    expect(controlLabel.code).to.equal(2);
+    expect(controlLabel.stderr).to.contain('label must not contain control characters');
+    const controlName = await tracking(app, 'accounts', 'create', 'Evil\u0007Corp');
+    expect(controlName.code).to.equal(2);
+    expect(controlName.stderr).to.contain('name must not contain control characters');
+    expect((await app.pool.query("SELECT 1 FROM accounts WHERE name LIKE 'Evil%'")).rowCount).to.equal(0);
     const noAccount = await tracking(app, 'accounts', 'tokens', 'ffffffffffffffffffffffff');
     expect(noAccount.code).to.equal(1);
 

@@ -157,6 +157,42 @@ describe('sessions (e2e)', () => {
     expect((await withCookie(id, 'GET', '/admin/v1/accounts')).status).to.equal(200);
   });
 
+  it('keeps operator sessions ended when ADMIN_TOKEN is changed and then changed back', async () => {
+    const first = sessionCookieOf(await signIn({ adminToken }));
+    const cookieOf = (id: string) => ({ headers: { cookie: `tracking_session=${id}` } });
+    const changed = await TestApp.start({ adminToken: 'a-new-admin-token' }, { database: app.database });
+    try {
+      requestError(await changed.request('GET', '/admin/v1/session', undefined, cookieOf(first)), 401);
+    } finally {
+      await changed.stop();
+    }
+    const back = await TestApp.start({ adminToken }, { database: app.database });
+    try {
+      // The first token again: the session made under it before the change stays dead.
+      requestError(await back.request('GET', '/admin/v1/session', undefined, cookieOf(first)), 401);
+      requestError(await back.request('GET', '/admin/v1/accounts', undefined, cookieOf(first)), 401);
+      // A sign-in now makes a session that works.
+      const again = sessionCookieOf(await back.request('POST', '/admin/v1/session', { adminToken }));
+      expect((await back.request('GET', '/admin/v1/accounts', undefined, cookieOf(again))).status).to.equal(200);
+    } finally {
+      await back.stop();
+    }
+  });
+
+  it('gives processes that start at once with one ADMIN_TOKEN one generation: a session of one works in the others', async () => {
+    const token = 'a-token-for-three-processes';
+    const processes = await Promise.all([1, 2, 3].map(() => TestApp.start({ adminToken: token }, { database: app.database })));
+    try {
+      const cookie = { headers: { cookie: `tracking_session=${sessionCookieOf(await processes[0]!.request('POST', '/admin/v1/session', { adminToken: token }))}` } };
+      for (const process of processes) expect((await process.request('GET', '/admin/v1/accounts', undefined, cookie)).status).to.equal(200);
+      const { rows } = await app.pool.query<{ generation: string }>('SELECT generation FROM admin_token_generation');
+      // The first process of this test's database, then the change to the new token: two generations, not four.
+      expect(rows.map((r) => Number(r.generation))).to.deep.equal([2]);
+    } finally {
+      await Promise.all(processes.map((p) => p.stop()));
+    }
+  });
+
   it('ends the sessions of a revoked token at once, in every process, and keeps the others', async () => {
     const second = await app.request('POST', tokensPath(account), { label: 'laptop', scope: 'ingest+read' }, { authorization: admin });
     const { id: tokenId, accessToken } = second.body as { id: string; accessToken: string };

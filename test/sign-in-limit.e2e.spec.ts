@@ -1,20 +1,20 @@
 import { expect } from 'chai';
 import { failedSignInsAllowed } from '../src/http/sign-in-limit.js';
-import { adminToken, TestApp, type Credentials } from './support/app.js';
+import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
 import { requestError } from './support/replies.js';
 
-describe('failed operator sign-ins, and a TLS proxy in front (e2e)', () => {
+describe('wrong admin tokens (sign-in and Authorization header), and a TLS proxy in front (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
   afterEach(() => app.stop());
 
   const signIn = (body: unknown, headers: Record<string, string> = {}) => app.request('POST', '/admin/v1/session', body, { headers });
-  const refused = async (body: unknown, headers: Record<string, string> = {}) => {
-    const reply = await signIn(body, headers);
-    requestError(reply, 429);
-    expect((reply.body as { error: string }).error).to.match(/^too many failed operator sign-ins from this address; retry after \d+ s$/);
+  const tooMany = (reply: Reply) => {
+    expect(requestError(reply, 429)).to.match(/^too many wrong admin tokens from this address; retry after \d+ s$/);
     expect(Number(reply.headers.get('retry-after'))).to.be.within(1, 600);
   };
+  const refused = async (body: unknown, headers: Record<string, string> = {}) => tooMany(await signIn(body, headers));
+  const get = (path: string, authorization: string, headers: Record<string, string> = {}) => app.request('GET', path, undefined, { authorization, headers });
 
   describe('without TRUST_PROXY', () => {
     beforeEach(async () => {
@@ -34,8 +34,10 @@ describe('failed operator sign-ins, and a TLS proxy in front (e2e)', () => {
       // A forwarded address is not believed: it is the same client.
       await refused({ adminToken }, { 'x-forwarded-for': '203.0.113.9' });
       expect((await signIn({ licenseCode: account.licenseCode, accessToken: account.accessToken })).status).to.equal(200);
-      // The API's Authorization header is not affected.
-      expect((await app.get('/admin/v1/accounts', `Bearer ${adminToken}`)).status).to.equal(200);
+      // The Authorization header shares the count: the right token from this address is refused there too.
+      tooMany(await get('/admin/v1/accounts', `Bearer ${adminToken}`));
+      // Access tokens are not counted, and still work from this address.
+      expect((await get(`/admin/v1/accounts/${account.licenseCode}/leads`, `Bearer ${account.accessToken}`)).status).to.equal(200);
     });
 
     it('ignores X-Forwarded-Proto: the session cookie is not marked Secure over plain HTTP', async () => {
@@ -62,6 +64,40 @@ describe('failed operator sign-ins, and a TLS proxy in front (e2e)', () => {
       for (let i = 0; i < failedSignInsAllowed; i += 1) requestError(await signIn({ adminToken: `guess-${i}` }, from('203.0.113.9')), 401);
       await refused({ adminToken }, from('203.0.113.9'));
       expect((await signIn({ adminToken }, from('198.51.100.7'))).status).to.equal(200);
+    });
+
+    it('counts wrong admin tokens in the Authorization header of every route that takes it, with failed sign-ins, per address; access tokens are not counted', async () => {
+      account = await app.account('Acme');
+      const from = (address: string) => ({ 'x-forwarded-for': address });
+      const operatorPaths = [
+        '/admin/v1/accounts',
+        '/admin/v1/projections',
+        `/admin/v1/accounts/${account.licenseCode}/leads`,
+        `/admin/v1/accounts/${account.licenseCode}/tokens`,
+        `/admin/v1/accounts/${account.licenseCode}/overview`,
+      ];
+      const attacker = from('203.0.113.9');
+      // Guesses spread over the routes and the sign-in form are evaluated (401) up to the limit.
+      for (let i = 0; i < failedSignInsAllowed - 1; i += 1) {
+        requestError(await get(operatorPaths[i % operatorPaths.length] as string, `Bearer guess-${i}`, attacker), 401);
+      }
+      requestError(await signIn({ adminToken: 'last-guess' }, attacker), 401);
+      // Then every route refuses the address, the right token too, without comparing it.
+      for (const path of operatorPaths) {
+        tooMany(await get(path, `Bearer ${adminToken}`, attacker));
+        tooMany(await get(path, 'one-more-guess', attacker));
+      }
+      await refused({ adminToken }, attacker);
+      // Another address still gets in with the right token.
+      for (const path of operatorPaths) expect((await get(path, `Bearer ${adminToken}`, from('198.51.100.7'))).status, path).to.equal(200);
+      // The account's own access token still reads from the refused address: it is no guess of the admin token.
+      expect((await get(operatorPaths[2] as string, `Bearer ${account.accessToken}`, attacker)).status).to.equal(200);
+      // Wrong access tokens are not counted: an address that sent many keeps its admin access.
+      const owner = from('192.0.2.44');
+      for (let i = 0; i < 2 * failedSignInsAllowed; i += 1) {
+        requestError(await get(operatorPaths[2] as string, `Bearer trk_${String(i).padStart(43, 'x')}`, owner), 401);
+      }
+      expect((await get('/admin/v1/accounts', `Bearer ${adminToken}`, owner)).status).to.equal(200);
     });
   });
 });

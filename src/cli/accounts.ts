@@ -1,5 +1,6 @@
 import { addToken, isTokenScope, labelProblem, listTokens, revokeToken, TokenChangeRefused, tokenScopes } from '../access-tokens.js';
 import { createAccount, findAccount, listAccounts, rotateToken } from '../accounts.js';
+import { accountNameProblem } from '../accounts-text.js';
 import { CliError, withContext } from './context.js';
 
 export interface AccountsOptions {
@@ -28,6 +29,8 @@ export async function accountsCommand(args: string[], options: AccountsOptions):
   if (action === 'create') {
     const name = rest.join(' ').trim();
     if (!name) throw new CliError('usage: tracking accounts create <name>', 2);
+    const problem = accountNameProblem(name);
+    if (problem) throw new CliError(`${problem}\nusage: tracking accounts create <name>`, 2);
     const account = await withContext(({ pool }) => createAccount(pool, name), { createDatabase: true });
     const shown = { name: account.name, licenseCode: account.licenseCode, accessToken: account.accessToken };
     if (json) console.log(JSON.stringify(shown));

@@ -18,3 +18,12 @@ export function isUnavailableError(error: unknown): boolean {
     error.message,
   );
 }
+
+/**
+ * The SQLSTATE of a PostgreSQL data exception (class 22: a value the database refuses as data, such
+ * as a NUL character in text, 22021, or a number out of range, 22003); null for any other error.
+ */
+export function dataExceptionOf(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) ? code : null;
+}

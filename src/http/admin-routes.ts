@@ -1,9 +1,10 @@
 import express, { Router } from 'express';
 import { createAccount, listAccounts } from '../accounts.js';
+import { accountNameProblem } from '../accounts-text.js';
 import { badRequest } from '../errors.js';
 import type { Services } from '../services.js';
 import { adminAuth } from './auth.js';
-import { jsonBody } from './body.js';
+import { checkedJsonBody } from './params.js';
 
 /** Operator calls under /admin/v1: ADMIN_TOKEN or an operator session. */
 export function adminRoutes(services: Services): Router {
@@ -14,11 +15,11 @@ export function adminRoutes(services: Services): Router {
     const listed = await listAccounts(services.pool);
     res.json({ accounts: listed.map(({ licenseCode, name, createdAt }) => ({ licenseCode, name, createdAt })) });
   });
-  accounts.post(auth, ...jsonBody(64 * 1024), async (req: express.Request, res: express.Response) => {
+  accounts.post(auth, ...checkedJsonBody(64 * 1024), async (req: express.Request, res: express.Response) => {
     const name = (req.body as { name?: unknown } | null)?.name;
-    if (typeof name !== 'string' || name.trim() === '') throw badRequest('name is required and must be a non-empty string');
-    if (name.length > 200) throw badRequest('name must be at most 200 characters');
-    const account = await createAccount(services.pool, name.trim());
+    const problem = accountNameProblem(name);
+    if (problem) throw badRequest(problem);
+    const account = await createAccount(services.pool, (name as string).trim());
     req.log.info({ accountId: account.id }, 'account created');
     res.status(201).json({ licenseCode: account.licenseCode, accessToken: account.accessToken, name: account.name });
   });

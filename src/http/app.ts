@@ -6,6 +6,7 @@ import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
 import { openApiRoutes } from './openapi-routes.js';
 import { opsRoutes } from './ops-routes.js';
+import { checkPathParams, checkQuery } from './params.js';
 import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
 import { sessionRoutes } from './session-routes.js';
@@ -71,12 +72,15 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.use(opsRoutes(services, isShuttingDown));
   app.use(openApiRoutes());
   app.use('/v1/accounts/:license', ingestRoutes(services));
+  app.use('/admin/v1', checkQuery);
   app.use('/admin/v1', sessionRoutes(services));
   app.use('/admin/v1/accounts/:license', tokenRoutes(services));
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
   app.use('/admin/v1', projectionRoutes(services));
   app.use(dashboardRoutes());
+  // Once every route is defined: each path parameter is checked before its route runs.
+  checkPathParams(app.router);
   app.use(unknownPath);
   app.use(errorHandler(services.log, services.metrics));
   return app;

@@ -6,6 +6,8 @@ import { forbidden, notFound, unauthorized } from '../errors.js';
 import type { Services } from '../services.js';
 import type { Session } from '../sessions.js';
 import { hashToken, tokenMatches } from '../token-hash.js';
+import { accessTokenPrefix } from '../access-tokens.js';
+import { adminTokenGuessesOf, type AdminTokenGuesses } from './sign-in-limit.js';
 
 /** The cookie that holds a dashboard session id. */
 export const sessionCookie = 'tracking_session';
@@ -71,6 +73,26 @@ export type AuthServices = Pick<Services, 'accounts' | 'sessions' | 'config' | '
 
 const adminHashOf = (services: AuthServices): Buffer | null => (services.config.adminToken ? hashToken(services.config.adminToken) : null);
 
+/**
+ * Access tokens start with `trk_` (then 256 random bits); the admin token never does (src/config.ts),
+ * so such a token is an access token's, right or wrong, and never a guess of the admin token.
+ */
+const isAccessTokenLike = (token: string): boolean => token.startsWith(accessTokenPrefix);
+
+/**
+ * Whether the token of an Authorization header is the admin token. An access token's is not, and is
+ * neither counted nor slowed. Any other token is a guess of the admin token: an address that has
+ * used up its wrong guesses gets 429 before its token is compared, and a wrong one costs its address
+ * a point.
+ */
+async function isAdminToken(req: Request, token: string, adminHash: Buffer | null, guesses: AdminTokenGuesses): Promise<boolean> {
+  if (isAccessTokenLike(token)) return false;
+  await guesses.check(req);
+  if (adminHash && tokenMatches(token, adminHash)) return true;
+  await guesses.failed(req);
+  return false;
+}
+
 /** Ingest authentication (docs/spec.md 5): license code in the path, an access token of that account (either scope). Never a cookie. */
 export function ingestAuth(accounts: AccountDirectory): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -91,11 +113,12 @@ export function ingestAuth(accounts: AccountDirectory): RequestHandler {
  */
 export function adminAuth(services: AuthServices): RequestHandler {
   const adminHash = adminHashOf(services);
+  const guesses = adminTokenGuessesOf(services);
   return async (req: Request, _res: Response, next: NextFunction) => {
     const token = presentedToken(req.get('authorization'));
     if (token) {
-      if (adminHash && tokenMatches(token, adminHash)) return next();
-      if (token.startsWith('trk_')) {
+      if (await isAdminToken(req, token, adminHash, guesses)) return next();
+      if (isAccessTokenLike(token)) {
         const { rowCount } = await services.pool.query(selectActiveTokenByHash, [hashToken(token)]);
         if (rowCount) throw forbidden('an access token cannot make operator calls: they take the admin token');
       }
@@ -116,6 +139,7 @@ export function adminAuth(services: AuthServices): RequestHandler {
  */
 export function accountReadAuth(services: AuthServices): RequestHandler {
   const adminHash = adminHashOf(services);
+  const guesses = adminTokenGuessesOf(services);
   const asOperator = async (license: string, res: Response): Promise<void> => {
     const account = await services.accounts.find(license);
     if (!account) throw notFound('unknown license code');
@@ -126,10 +150,11 @@ export function accountReadAuth(services: AuthServices): RequestHandler {
     if (typeof license !== 'string') throw unauthorized('missing access token');
     const token = presentedToken(req.get('authorization'));
     if (token) {
-      if (adminHash && tokenMatches(token, adminHash)) {
+      if (await isAdminToken(req, token, adminHash, guesses)) {
         await asOperator(license, res);
         return next();
       }
+      if (!isAccessTokenLike(token)) throw unauthorized('invalid access token or license code');
       const found = await services.accounts.authenticate(license, token);
       if (!found) throw unauthorized('invalid access token or license code');
       if (found.scope !== 'ingest+read') {

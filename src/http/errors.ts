@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { isUnavailableError } from '../db/errors.js';
+import { dataExceptionOf, isUnavailableError } from '../db/errors.js';
 import { AppError, notFound } from '../errors.js';
 import { StoreUnavailableError } from '../eventstore/port.js';
 import type { Logger } from '../logger.js';
@@ -29,7 +29,9 @@ export function unknownPath(req: Request, _res: Response, next: NextFunction): v
   next(notFound(`no such endpoint: ${req.method} ${req.path.replace(/\/accounts\/[^/]+/, '/accounts/:license')}`));
 }
 
-function clientErrorText(status: number): string {
+function clientErrorText(status: number, error: unknown): string {
+  // express could not decode a path parameter: it is refused before the route knows its name.
+  if (error instanceof URIError) return 'the path is not valid percent-encoded UTF-8';
   if (status === 413) return 'body too large';
   if (status === 415) return 'unsupported body encoding';
   return 'bad request: the request could not be read';
@@ -49,9 +51,15 @@ export function errorHandler(log: Logger, metrics?: Metrics) {
       // A client error reported by express or body-parser (an undecodable path segment, a corrupt
       // compressed body, an aborted upload): its text may echo the request, so it is not repeated.
       req.log.debug({ status, type: (error as { type?: unknown }).type }, 'client error');
-      appError = new AppError(status, clientErrorText(status), 'request', 'bad_request');
+      appError = new AppError(status, clientErrorText(status, error), 'request', 'bad_request');
     } else if (error instanceof StoreUnavailableError || isUnavailableError(error)) {
       appError = storeUnavailable();
+    } else if (dataExceptionOf(error)) {
+      // A value of the request that slipped past its checks: the client's to change, not a fault of
+      // the service's to retry. Warned (never PostgreSQL's message, which can quote the value).
+      const sqlstate = dataExceptionOf(error);
+      req.log.warn({ sqlstate, route: routeOf(req) }, 'the database refused a value of the request');
+      appError = new AppError(400, `a value of the request cannot be taken by the database (SQLSTATE ${sqlstate})`, 'request', 'unstorable_value');
     } else {
       req.log.error({ err: error, route: req.route?.path }, 'unexpected error');
       appError = new AppError(500, 'internal error', 'request', 'internal');

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { quickPing } from '../db/pool.js';
 import { AppError } from '../errors.js';
 import { storeUnavailable } from './errors.js';
+import { MetricsAccess, metricsTokenRequired } from './metrics-auth.js';
 import type { Services } from '../services.js';
 
 /**
@@ -11,6 +12,7 @@ import type { Services } from '../services.js';
  * - `/readyz`: the process accepts requests and can store what it acknowledges: not stopping, the
  *   event store (and with EventStoreDB, PostgreSQL) reachable; 503 otherwise.
  * - `/healthz`: the same as `/readyz`, under the name load balancers are set up with.
+ * - `/metrics`: Prometheus text; with METRICS_TOKEN set, only for a request that holds it.
  */
 export function opsRoutes(services: Services, isShuttingDown: () => boolean): Router {
   const router = Router();
@@ -37,7 +39,11 @@ export function opsRoutes(services: Services, isShuttingDown: () => boolean): Ro
     await ready();
     res.json({ status: 'ok' });
   });
-  router.get('/metrics', async (_req, res) => {
+  const metricsAccess = new MetricsAccess(services.config.metricsToken);
+  router.get('/metrics', async (req, res) => {
+    if (!metricsAccess.allows(req.get('authorization'))) {
+      throw new AppError(401, metricsTokenRequired, 'request', 'unauthorized', { 'WWW-Authenticate': 'Bearer' });
+    }
     res.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
   });
   return router;

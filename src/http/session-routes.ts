@@ -4,8 +4,8 @@ import type { Services } from '../services.js';
 import { sessionSeconds, type Session } from '../sessions.js';
 import { hashToken, tokenMatches } from '../token-hash.js';
 import { refuseForeignOrigin, sessionCookie, sessionIdOf } from './auth.js';
-import { jsonBody } from './body.js';
-import { SignInLimit } from './sign-in-limit.js';
+import { checkedJsonBody } from './params.js';
+import { adminTokenGuessesOf } from './sign-in-limit.js';
 
 /** Sign-in bodies hold two short strings. */
 const signInBytes = 4 * 1024;
@@ -35,9 +35,9 @@ function credential(body: Record<string, unknown>, name: string): string {
 export function sessionRoutes(services: Services): Router {
   const router = Router();
   const session = router.route('/session');
-  const limit = new SignInLimit();
+  const guesses = adminTokenGuessesOf(services);
 
-  session.post(...jsonBody(signInBytes), async (req: Request, res: Response) => {
+  session.post(...checkedJsonBody(signInBytes), async (req: Request, res: Response) => {
     // Signing in from another site (login CSRF) would put the victim in the attacker's account.
     refuseForeignOrigin(req);
     const body: unknown = req.body;
@@ -47,11 +47,11 @@ export function sessionRoutes(services: Services): Router {
     let sessionId: string;
     if ('adminToken' in fields) {
       if ('licenseCode' in fields || 'accessToken' in fields) throw badRequest('give either adminToken, or licenseCode and accessToken');
-      await limit.check(req);
+      await guesses.check(req);
       const adminToken = credential(fields, 'adminToken');
       const adminHash = services.config.adminToken ? hashToken(services.config.adminToken) : null;
       if (!adminHash || !tokenMatches(adminToken, adminHash)) {
-        await limit.failed(req);
+        await guesses.failed(req);
         throw unauthorized('wrong admin token');
       }
       sessionId = await services.sessions.startOperatorSession();

@@ -2,22 +2,22 @@ import type { Request } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
 
-/** Failed operator sign-ins a client address may make in a window before it is refused for a while. */
+/** Wrong admin tokens a client address may present in a window before it is refused for a while. */
 export const failedSignInsAllowed = 20;
 const windowSeconds = 10 * 60;
 
 /**
- * Guessing the admin token (chosen by an operator, so perhaps weak) through the sign-in form: every
- * failed operator sign-in costs the client's address (req.ip: TRUST_PROXY decides whose headers
- * name it) a point, and an address out of points gets 429 at operator sign-in until its window
- * ends, even with the right token. Access tokens are 256 random bits, beyond guessing: account
- * sign-ins are not counted, so a flood of wrong ones locks no account owner out. Counted per
- * process; a success does not reset the count.
+ * Guessing the admin token (chosen by an operator, so perhaps weak), through the sign-in form or
+ * the Authorization header of any route that takes it: every wrong guess costs the client's address
+ * (req.ip: TRUST_PROXY decides whose headers name it) a point, and an address out of points gets 429
+ * wherever it presents an admin token, until its window ends, even with the right token. Access
+ * tokens are 256 random bits, beyond guessing: they are not counted (src/http/auth.ts), so a flood
+ * of wrong ones locks no account owner out. Counted per process; a success does not reset the count.
  */
-export class SignInLimit {
+export class AdminTokenGuesses {
   private readonly failures = new RateLimiterMemory({ points: failedSignInsAllowed, duration: windowSeconds });
 
-  /** Refuses an address that has used up its failed sign-ins. */
+  /** Refuses an address that has used up its wrong guesses. */
   async check(req: Request): Promise<void> {
     const state = await this.failures.get(addressOf(req));
     if (state && state.consumedPoints >= failedSignInsAllowed) throw tooMany(state);
@@ -32,11 +32,26 @@ export class SignInLimit {
   }
 }
 
+const counts = new WeakMap<object, AdminTokenGuesses>();
+
+/**
+ * The count of wrong admin tokens of `services` (one per process): sign-in and every route that
+ * takes the admin token share it, so that guesses spread over them are counted together.
+ */
+export function adminTokenGuessesOf(services: object): AdminTokenGuesses {
+  let guesses = counts.get(services);
+  if (!guesses) {
+    guesses = new AdminTokenGuesses();
+    counts.set(services, guesses);
+  }
+  return guesses;
+}
+
 const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 function tooMany(state: RateLimiterRes): AppError {
   const seconds = String(Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
-  return new AppError(429, `too many failed operator sign-ins from this address; retry after ${seconds} s`, 'request', 'rate_limited', {
+  return new AppError(429, `too many wrong admin tokens from this address; retry after ${seconds} s`, 'request', 'rate_limited', {
     'Retry-After': seconds,
   });
 }

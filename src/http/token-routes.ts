@@ -3,7 +3,7 @@ import { isTokenScope, labelProblem, listTokens, TokenChangeRefused, tokenScopes
 import { badRequest, conflict, notFound } from '../errors.js';
 import type { Services } from '../services.js';
 import { accountOf, accountReadAuth } from './auth.js';
-import { jsonBody } from './body.js';
+import { checkedJsonBody } from './params.js';
 
 const tokenBodyBytes = 4 * 1024;
 
@@ -17,7 +17,7 @@ export function tokenRoutes(services: Services): Router {
     res.json({ tokens: await listTokens(services.pool, accountOf(res).id) });
   });
 
-  tokens.post(auth, ...jsonBody(tokenBodyBytes), async (req: Request, res: Response) => {
+  tokens.post(auth, ...checkedJsonBody(tokenBodyBytes), async (req: Request, res: Response) => {
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
     const { label, scope } = body as { label?: unknown; scope?: unknown };

@@ -22,6 +22,25 @@ const read = (path: string, operationId: string, summary: string, description: s
   ...more,
 });
 
+/** The 429 of an address that has presented too many wrong admin tokens (docs/decisions.md, Sessions and credentials). */
+const wrongAdminTokens: JsonObject = {
+  description:
+    'Too many wrong admin tokens from this address: 20 within 10 minutes, at operator sign-in and in the `Authorization` header of any call that takes the admin token, counted together. ' +
+    'Refused even with the right admin token until the window ends; access tokens and sessions are not affected.',
+  headers: retryAfter,
+  content: { 'application/json': { schema: schemaRef('ErrorReply') } },
+};
+
+/**
+ * What every call that takes the admin token can also answer: 429 (above), and 400 for a path
+ * parameter holding a NUL character (the license code is looked up as any unknown one: 401 or 404).
+ */
+const takingAdminToken = (operations: OperationDoc[]): OperationDoc[] =>
+  operations.map((operation) => ({
+    ...operation,
+    responses: { ...(/[:*](?!license\b)\w+/.test(operation.path) ? { 400: responseRef('BadRequest') } : {}), 429: wrongAdminTokens, ...operation.responses },
+  }));
+
 export const sessionOperations: OperationDoc[] = [
   {
     method: 'post',
@@ -31,7 +50,7 @@ export const sessionOperations: OperationDoc[] = [
     summary: 'Sign in (the dashboard)',
     description:
       'With a license code and an access token of scope `ingest+read`, or with the admin token; sets the session cookie and ends the session the browser held. ' +
-      'Must not come with an `Origin` naming another host (403). A client address with 20 failed operator sign-ins within 10 minutes gets 429 at operator sign-in until its window ends.',
+      'Must not come with an `Origin` naming another host (403). A client address that presented 20 wrong admin tokens within 10 minutes (here or in an `Authorization` header) gets 429 at operator sign-in until its window ends.',
     access: 'public',
     usesStore: true,
     body: { schema: schemaRef('SignIn'), description: 'JSON of at most 4 KB.' },
@@ -39,7 +58,7 @@ export const sessionOperations: OperationDoc[] = [
       200: jsonReply('Signed in; the cookie is set.', schemaRef('Session'), setCookie),
       401: responseRef('Unauthorized'),
       403: responseRef('Forbidden'),
-      429: { description: 'Too many failed operator sign-ins from this address.', headers: retryAfter, content: { 'application/json': { schema: schemaRef('ErrorReply') } } },
+      429: wrongAdminTokens,
     },
   },
   {
@@ -67,7 +86,7 @@ export const sessionOperations: OperationDoc[] = [
   },
 ];
 
-export const accountOperations: OperationDoc[] = [
+export const accountOperations: OperationDoc[] = takingAdminToken([
   {
     method: 'get',
     path: '/admin/v1/accounts',
@@ -84,7 +103,9 @@ export const accountOperations: OperationDoc[] = [
     operationId: 'create-account',
     tag: 'Accounts',
     summary: 'Create an account',
-    description: 'Its license code and first access token (scope `ingest+read`, label `initial`) are in the reply, shown once.',
+    description:
+      'Its license code and first access token (scope `ingest+read`, label `initial`) are in the reply, shown once. ' +
+      'A name is 1 to 200 characters once trimmed, without control characters or unpaired surrogates (400 naming `name`).',
     access: 'operator',
     usesStore: true,
     body: { schema: schemaRef('NewAccount'), description: 'JSON of at most 64 KB.', examples: { acme: { summary: 'An account', value: { name: 'Acme' } } } },
@@ -127,9 +148,9 @@ export const accountOperations: OperationDoc[] = [
     usesStore: true,
     responses: { 204: noContent('Revoked.'), 409: responseRef('Conflict') },
   },
-];
+]);
 
-export const readOperations: OperationDoc[] = [
+export const readOperations: OperationDoc[] = takingAdminToken([
   read('leads', 'list-leads', 'Leads, newest first', 'A page of leads, with the cursor of the next. A `q` of 1 or 2 characters walks at most 50,000 leads a request: its page may be short, even empty, with a `nextCursor` to go on.', 'LeadPage', {
     parameters: [
       query('q', 'Finds ids, email and names (case-insensitive, anywhere in the text); at most 200 characters.', { type: 'string', maxLength: 200 }),
@@ -156,7 +177,7 @@ export const readOperations: OperationDoc[] = [
     parameters: [limitParameter(1000, 100)],
   }),
   read('overview', 'get-overview', 'Accepted and rejected items per endpoint', 'Per minute over the last hour and per hour over 7 days, and how far behind the projections are.', 'Overview'),
-];
+]);
 
 const projection = (action: 'rebuild' | 'retry', summary: string, description: string, success: JsonObject): OperationDoc => ({
   method: 'post',
@@ -170,7 +191,7 @@ const projection = (action: 'rebuild' | 'retry', summary: string, description: s
   responses: { ...success, 404: responseRef('NotFound'), 409: responseRef('Conflict') },
 });
 
-export const projectionOperations: OperationDoc[] = [
+export const projectionOperations: OperationDoc[] = takingAdminToken([
   {
     method: 'get',
     path: '/admin/v1/projections',
@@ -191,4 +212,4 @@ export const projectionOperations: OperationDoc[] = [
   projection('retry', 'Apply parked events again', 'Those that apply are unparked. While a rebuild is requested or running: 409.', {
     200: jsonReply('What the retry did.', schemaRef('RetryResult')),
   }),
-];
+]);

@@ -61,7 +61,7 @@ export const replySchemas: Record<string, JsonObject> = {
   NewAccount: {
     type: 'object',
     required: ['name'],
-    properties: { name: { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; not only spaces.' } },
+    properties: { name: { type: 'string', minLength: 1, maxLength: 200, description: 'Trimmed; not only spaces; no control characters or unpaired surrogates.' } },
   },
   CreatedAccount: closedObject({
     licenseCode: text,

@@ -28,10 +28,10 @@ export const serviceOperations: OperationDoc[] = [
     operationId: 'metrics',
     tag: 'Operations',
     summary: 'Prometheus metrics',
-    description: 'In the Prometheus text format (docs/operations.md).',
+    description: 'In the Prometheus text format (docs/operations.md). With METRICS_TOKEN set, it needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open.',
     access: 'public',
     usesStore: false,
-    responses: { 200: text('The metrics.') },
+    responses: { 200: text('The metrics.'), 401: responseRef('Unauthorized') },
   },
   {
     method: 'get',
