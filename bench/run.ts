@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { printWriteCeilings } from './ceilings.js';
 import { interrupted, stopChild, type Child } from './children.js';
 import { postmasterPid } from './cpu.js';
+import { hostileGroup, printHostile, wideJson, type HostileRow } from './hostile.js';
 import { printImport } from './import.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
@@ -27,7 +28,9 @@ import { applyCeilings, printTargets, targetLines } from './targets.js';
  *  - apply, rebuild: the projections on a store filled in SQL, and the raw read ceiling (the
  *    catch-up query alone); visibility: POST to lead visible under steady ingest (projection-group.ts);
  *  - leads: the leads list on an account of a million leads (leads.ts), on a third;
- *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth.
+ *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth;
+ *  - hostile: the heap and a bystander's latency while two accounts send bodies that parse into
+ *    millions of objects (hostile.ts), on a fifth.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed or the read models
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
     spare: await mkdtemp(join(tmpdir(), 'tracking-bench-visibility-')),
     leads: await mkdtemp(join(tmpdir(), 'tracking-bench-leads-')),
     sdk: await mkdtemp(join(tmpdir(), 'tracking-bench-sdk-')),
+    hostile: await mkdtemp(join(tmpdir(), 'tracking-bench-hostile-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -70,6 +74,8 @@ async function main(): Promise<void> {
     const leads: LeadsRow[] = selected.has('leads') ? await leadsGroup(dirs.leads, adminToken, children, settings.leads, settings.leadsRequests) : [];
     const sdk: { rows: SdkRow[]; memory: SdkMemory } | null = selected.has('sdk') ? await sdkGroup(root, dirs.sdk, adminToken, children, settings.sdkEvents) : null;
 
+    const hostile: HostileRow[] = selected.has('hostile') ? await hostileGroup(dirs.hostile, adminToken, children, { 'wide JSON': wideJson }) : [];
+
     const results = { ...ingested, projected, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
@@ -81,13 +87,14 @@ async function main(): Promise<void> {
     if (projected.visibility && printVisibility(projected.visibility)) failed = true;
     if (leads.length) printLeads(leads, settings.leads, settings.leadsRequests);
     if (sdk && printSdk(sdk.rows, sdk.memory)) failed = true;
+    if (hostile.length && printHostile(hostile)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
     if (printProblems(ingested.rows, children, projected.readModelProblems)) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), leads, sdk, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), leads, sdk, hostile, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }
