@@ -235,5 +235,6 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     expect(statuses.get('at 200') ?? 0).to.be.greaterThan(0);
     expect(statuses.get('bystander 200') ?? 0).to.be.greaterThan(10);
     expect(memory.peaks.heapTotal / mib).to.be.below(256 + 16);
+    expect(memory.peaks.rss / mib).to.be.below(512);
   });
 });

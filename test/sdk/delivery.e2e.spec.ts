@@ -143,6 +143,8 @@ describe('SDK delivery (e2e)', () => {
       client.track({ userId: 'u-1', eventName: 'deep', eventData: deep }),
       client.track({ userId: 'u-1', eventName: 'cyclic', eventData: cyclic }),
       client.track({ userId: 'u-1', eventName: 'bigint', eventData: { n: 1n } }),
+      client.track({ userId: 'u-1', eventName: 'many values', eventData: { n: Array<number>(10_000).fill(0) } }),
+      client.track({ userId: 'u-1', eventName: 'many arrays', eventData: { a: Array<unknown[]>(1_000).fill([]) } }),
     ];
     const fine = client.track({ userId: 'u-1', eventName: 'fine', eventData: { text: 'x'.repeat(1_900) } });
     const outcomes = await Promise.all(refused.map(outcomeNow));
@@ -156,6 +158,9 @@ describe('SDK delivery (e2e)', () => {
     expect(messages[1]).to.equal('events item nests objects and arrays 66 levels deep: the service takes at most 64');
     expect(messages[2]).to.match(/^events item is not JSON-serialisable: .*circular/i);
     expect(messages[3]).to.match(/^events item is not JSON-serialisable: .*BigInt/);
+    // The item limits of the service (docs/decisions.md, Limits), keys counted: it would refuse the whole batch.
+    expect(messages[4]).to.equal('events item holds 10010 values (object keys included): the service takes at most 10000');
+    expect(messages[5]).to.equal('events item holds 1003 objects and arrays: the service takes at most 1000');
     expect(errors.map((error) => error.message)).to.deep.equal(messages);
     await client.flush();
     expect(await storedTimes(app, [queuedTrackId(await fine)])).to.deep.equal([1]);
