@@ -67,7 +67,8 @@ export function shownPayload<T>(value: T, field: string, truncations: Truncation
   if (json.length <= inlinePayloadBytes / 3) return value;
   const bytes = Buffer.byteLength(json);
   if (bytes <= inlinePayloadBytes) return value;
-  truncations[field] = { bytes, excerpt: json.slice(0, excerptChars) };
+  // A copy, not a slice: V8 keeps the whole text alive behind a slice of it.
+  truncations[field] = { bytes, excerpt: Buffer.from(json.slice(0, excerptChars), 'utf8').toString('utf8') };
   return null;
 }
 

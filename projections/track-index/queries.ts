@@ -1,6 +1,6 @@
 import type { Pool } from '../../src/db/pool.js';
 import type { EventStore, RecordedEvent } from '../../src/eventstore/port.js';
-import { countFitting, jsonBytes, shownPayload, truncatedField, type Truncations } from '../reply-bytes.js';
+import { jsonBytes, shownPayload, truncatedField, type Truncations } from '../reply-bytes.js';
 import { eventOfAccount, repeatsOf, trackedEvents } from './sql.js';
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -100,24 +100,22 @@ async function readEntry(store: EventStore, plan: LookupPlan, index: number): Pr
  * `show` makes it, while they fit `budget` bytes (at least one) and maxLookupPageEvents.
  */
 export async function readLookupPage<Shown>(pool: Pool, store: EventStore, plan: LookupPlan, options: PageOptions<Shown>): Promise<LookupPage<Shown>> {
-  const read: { index: number; stream: string | null; event: RecordedEvent }[] = [];
+  // Only what `show` makes of an event is kept: the event itself (up to about 1 MiB) goes at once.
+  const shown: { index: number; stream: string | null; shown: Shown }[] = [];
   let index = options.offset;
   let bytes = 0;
-  for (; index < plan.total && read.length < maxLookupPageEvents; index += 1) {
+  for (; index < plan.total && shown.length < maxLookupPageEvents; index += 1) {
     const { stream, event } = await readEntry(store, plan, index);
     if (!event) continue;
-    const size = jsonBytes(options.show(event)) + 1;
-    if (read.length > 0 && bytes + size > options.budget) break;
+    const mark = await repeatMarker(pool, [event.id]);
+    const entry = options.show(mark(event));
+    const size = jsonBytes(entry) + 1;
+    if (shown.length > 0 && bytes + size > options.budget) break;
     bytes += size;
-    read.push({ index, stream, event });
+    shown.push({ index, stream, shown: entry });
   }
-  // The repeat marks add a little to each event: the page drops its last events should they pass the budget.
-  const mark = await repeatMarker(pool, [...new Set(read.map((r) => r.event.id))]);
-  const shown = read.map((r) => ({ stream: r.stream, shown: options.show(mark(r.event)) }));
-  const fitting = countFitting(shown.map((s) => s.shown), options.budget);
-  const next = read[fitting]?.index ?? index;
-  const page: LookupPage<Shown> = { trackID: plan.trackID, events: [], streams: new Map(), next: next < plan.total ? next : null };
-  for (const { stream, shown: entry } of shown.slice(0, fitting)) {
+  const page: LookupPage<Shown> = { trackID: plan.trackID, events: [], streams: new Map(), next: index < plan.total ? index : null };
+  for (const { stream, shown: entry } of shown) {
     if (stream === null) page.events.push(entry);
     else page.streams.set(stream, [...(page.streams.get(stream) ?? []), entry]);
   }
