@@ -8,6 +8,7 @@ import { postmasterPid } from './cpu.js';
 import { printImport } from './import.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
+import { memoryGroup, printMemoryCases, type MemoryRow } from './memory.js';
 import { projectionGroups, type Projected } from './projection-group.js';
 import { printIngest, printMemory, printProblems, printProjections, printVisibility } from './report.js';
 import { sdkGroup, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
@@ -27,7 +28,8 @@ import { applyCeilings, printTargets, targetLines } from './targets.js';
  *  - apply, rebuild: the projections on a store filled in SQL, and the raw read ceiling (the
  *    catch-up query alone); visibility: POST to lead visible under steady ingest (projection-group.ts);
  *  - leads: the leads list on an account of a million leads (leads.ts), on a third;
- *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth.
+ *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth;
+ *  - memory: requests that make the service hold much, such as large replies (memory.ts), on a fifth.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed or the read models
@@ -58,6 +60,7 @@ async function main(): Promise<void> {
     spare: await mkdtemp(join(tmpdir(), 'tracking-bench-visibility-')),
     leads: await mkdtemp(join(tmpdir(), 'tracking-bench-leads-')),
     sdk: await mkdtemp(join(tmpdir(), 'tracking-bench-sdk-')),
+    memory: await mkdtemp(join(tmpdir(), 'tracking-bench-memory-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
       : { projections: [], readModelProblems: [], visibility: null, storeMix: new Map() };
     const leads: LeadsRow[] = selected.has('leads') ? await leadsGroup(dirs.leads, adminToken, children, settings.leads, settings.leadsRequests) : [];
     const sdk: { rows: SdkRow[]; memory: SdkMemory } | null = selected.has('sdk') ? await sdkGroup(root, dirs.sdk, adminToken, children, settings.sdkEvents) : null;
+    const memoryCases: MemoryRow[] = selected.has('memory') ? await memoryGroup(dirs.memory, adminToken, children) : [];
 
     const results = { ...ingested, projected, children };
     applyCeilings(results);
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
     if (projected.visibility && printVisibility(projected.visibility)) failed = true;
     if (leads.length) printLeads(leads, settings.leads, settings.leadsRequests);
     if (sdk && printSdk(sdk.rows, sdk.memory)) failed = true;
+    if (memoryCases.length && printMemoryCases(memoryCases)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);

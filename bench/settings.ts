@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'leads', 'sdk'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'leads', 'sdk', 'memory'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
