@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { printWriteCeilings } from './ceilings.js';
 import { interrupted, stopChild, type Child } from './children.js';
 import { postmasterPid } from './cpu.js';
-import { hostileGroup, printHostile, wideJson, type HostileRow } from './hostile.js';
+import { hostileGroup, largeReplies, printHostile, wideJson, type HostileRow } from './hostile.js';
 import { printImport } from './import.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
@@ -30,7 +30,7 @@ import { applyCeilings, printTargets, targetLines } from './targets.js';
  *  - leads: the leads list on an account of a million leads (leads.ts), on a third;
  *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth;
  *  - hostile: the heap and a bystander's latency while two accounts send bodies that parse into
- *    millions of objects (hostile.ts), on a fifth.
+ *    millions of objects, or read back large stored events (hostile.ts), on a fifth.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed or the read models
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     const leads: LeadsRow[] = selected.has('leads') ? await leadsGroup(dirs.leads, adminToken, children, settings.leads, settings.leadsRequests) : [];
     const sdk: { rows: SdkRow[]; memory: SdkMemory } | null = selected.has('sdk') ? await sdkGroup(root, dirs.sdk, adminToken, children, settings.sdkEvents) : null;
 
-    const hostile: HostileRow[] = selected.has('hostile') ? await hostileGroup(dirs.hostile, adminToken, children, { 'wide JSON': wideJson }) : [];
+    const hostile: HostileRow[] = selected.has('hostile') ? await hostileGroup(dirs.hostile, adminToken, children, { 'wide JSON': wideJson, 'large replies': largeReplies() }) : [];
 
     const results = { ...ingested, projected, children };
     applyCeilings(results);

@@ -192,4 +192,30 @@ describe('dashboard live events and track lookup (e2e)', () => {
       }
     });
   }
+  it('shows a large payload truncated in the track lookup, as text, and loads it in full on request', async () => {
+    const watched = await openPage(browser, { width: 1280, expectedFailedLoads: signInFailedLoads });
+    const { page } = watched;
+    const dialogs: string[] = [];
+    failOnDialog(page, dialogs);
+    try {
+      // Over 4 KiB of JSON: the lookup leaves it out of its list, with its size and start.
+      const large = `${injection}${'z'.repeat(6000)}`;
+      const trackID = await postEvent(account, 'Large', { large });
+      await untilIndexed(account, trackID);
+      await signInAsAccount(page, app.baseUrl, account, `/dashboard/track/${trackID}`);
+      await page.getByRole('heading', { name: `Stored event of trackID ${trackID}` }).waitFor();
+      const stored = page.getByRole('article', { name: /EventTracked in / });
+      expect(await stored.textContent()).to.include('Truncated:').and.include('bytes of JSON');
+      expect(await stored.locator('pre.excerpt').first().textContent()).to.include(injection);
+      await stored.getByRole('button', { name: 'Load the full data of EventTracked' }).click();
+      const full = stored.getByLabel('data of EventTracked', { exact: true });
+      await full.waitFor();
+      expect((JSON.parse((await full.textContent()) ?? '{}') as { eventData: { large: string } }).eventData.large).to.equal(large);
+      expect(await page.locator('img').count()).to.equal(0);
+      expect(dialogs).to.deep.equal([]);
+      watched.expectNoProblems();
+    } finally {
+      await watched.close();
+    }
+  });
 });

@@ -48,9 +48,9 @@ describe('ingest activity recorder (int)', () => {
     for (let n = 5; n <= 12; n += 1) activity.rejected(accountId, item(n));
     await activity.flush();
 
-    const recent = await recentWarnings(pool, accountId, 1_000);
+    const recent = (await recentWarnings(pool, accountId, 1_000)).warnings;
     expect(recent.map((w) => w.excerpt)).to.deep.equal([12, 11, 10, 9, 8].map((n) => `{"n":${n}}`));
-    expect((await recentWarnings(pool, other, 1_000)).map((w) => w.excerpt)).to.deep.equal(['{"n":100}']);
+    expect((await recentWarnings(pool, other, 1_000)).warnings.map((w) => w.excerpt)).to.deep.equal(['{"n":100}']);
     const [group] = await warningGroups(pool, accountId);
     expect(group?.count).to.equal(12);
     expect(group?.examples.map((e) => e.excerpt)).to.deep.equal([12, 11, 10].map((n) => `{"n":${n}}`));
@@ -110,7 +110,7 @@ describe('ingest activity recorder (int)', () => {
     activity = new IngestActivity(pool, createLogger('silent'), { flushEveryMs: 60_000 });
     activity.rejected(accountId, { ...item(1), excerpt: null });
     await activity.close();
-    expect((await recentWarnings(pool, accountId, 10)).map((w) => w.message)).to.deep.equal(['item 1 is invalid']);
+    expect((await recentWarnings(pool, accountId, 10)).warnings.map((w) => w.message)).to.deep.equal(['item 1 is invalid']);
   });
   it('reads the overview per minute and per hour in one snapshot: a flush between the two reads shows in neither', async () => {
     activity = new IngestActivity(pool, createLogger('silent'), { flushEveryMs: 60_000 });

@@ -47,7 +47,8 @@ describe('live events query plan (int)', function () {
     await database.drop();
   });
 
-  const plan = async (params: [string, number, string | null, string[] | null]): Promise<PlanNode[]> => {
+  const plan = async (given: [string, number, string | null, string[] | null]): Promise<PlanNode[]> => {
+    const params = [...given, null];
     const { rows: explained } = await pool.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${latestOfAccount}`, params);
     return nodesOf((explained[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
   };

@@ -237,4 +237,65 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     expect(memory.peaks.heapTotal / mib).to.be.below(256 + 16);
     expect(memory.peaks.rss / mib).to.be.below(512);
   });
+
+  it('as `npm start` runs it, concurrent reads of 100 planted 1 MB events (track lookup, lead events, timeline) keep the heap under its limit while another account is served', async () => {
+    const flags = nodeFlagsOf('start');
+    const flooded = await startFlooded(database.url, { INGEST_RATE_LIMIT: '0' }, flags, (started) => (service = started));
+    const { started, base, account } = flooded;
+    const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+    const token = await fetch(`${base}/admin/v1/accounts/${account.licenseCode}/tokens`, { method: 'POST', headers: admin, body: JSON.stringify({ label: 'shop', scope: 'ingest' }) });
+    const ingestOnly = { ...flooded, account: { ...account, accessToken: ((await token.json()) as { accessToken: string }).accessToken } };
+    const other = (await (await fetch(`${base}/admin/v1/accounts`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'other' }) })).json()) as Flooded['account'];
+
+    const blob = 'x'.repeat(1_000_000);
+    const plant = async (body: unknown): Promise<void> => {
+      for (let status = 0; status !== 200; ) {
+        status = await postEvent(ingestOnly, JSON.stringify(body));
+        expect([200, 503], `planting: ${status}`).to.include(status);
+      }
+    };
+    const users = await fetch(`${base}/v1/accounts/${account.licenseCode}/users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ingestOnly.account.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: 'big', attributes: {} }),
+    });
+    expect(users.status).to.equal(200);
+    for (let i = 0; i < 100; i += 1) await plant({ userId: 'big', eventName: 'large', eventData: { blob, i } });
+    const last = await fetch(`${base}/v1/accounts/${account.licenseCode}/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ingestOnly.account.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: 'big', eventName: 'last', eventData: {} }),
+    });
+    const trackID = ((await last.json()) as { response: { trackID: string } }).response.trackID;
+    const read = (path: string, of = account) =>
+      fetch(`${base}/admin/v1/accounts/${of.licenseCode}/${path}`, { headers: { authorization: `Bearer ${of.accessToken}` } }).then(
+        async (r) => ({ status: r.status, bytes: (await r.arrayBuffer()).byteLength }),
+        () => ({ status: 0, bytes: 0 }),
+      );
+    for (let i = 0; i < 600 && (await read(`track/${trackID}`)).status !== 200; i += 1) await sleep(100);
+    for (let i = 0; i < 600 && (await read('leads/big/events?limit=500')).status !== 200; i += 1) await sleep(100);
+
+    const memory = watchMemory(started, base);
+    const paths = [`track/${trackID}`, 'leads/big/events?limit=500', 'leads/big/timeline?limit=500'];
+    const replies: { status: number; bytes: number }[] = [];
+    const served: number[] = [];
+    for (let round = 0; round < 2; round += 1) {
+      await Promise.all([
+        ...Array.from({ length: 12 }, async (_, i) => replies.push(await read(paths[i % paths.length] as string))),
+        (async () => {
+          served.push(await postEvent({ ...flooded, account: other }, JSON.stringify({ userId: 'o', eventName: 'small', eventData: {} })));
+          served.push((await read('live', other)).status);
+        })(),
+      ]);
+    }
+    await memory.stop();
+    const mib = 2 ** 20;
+    console.log(`      ${replies.length} reads of ${paths.length} kinds, the largest reply ${(Math.max(...replies.map((r) => r.bytes)) / mib).toFixed(2)} MiB; peak RSS ${(memory.peaks.rss / mib).toFixed(0)} MiB, heap used ${(memory.peaks.heapUsed / mib).toFixed(0)} MiB, heap total ${(memory.peaks.heapTotal / mib).toFixed(0)} MiB`);
+    expect(started.running, started.stderr).to.equal(true);
+    expect(replies.map((r) => r.status)).to.deep.equal(replies.map(() => 200));
+    expect(Math.max(...replies.map((r) => r.bytes)) / mib).to.be.below(1.01);
+    expect(served).to.deep.equal([200, 200, 200, 200]);
+    expect(memory.peaks.heapTotal / mib).to.be.below(256 + 16);
+    expect(memory.peaks.rss / mib).to.be.below(512);
+  });
 });

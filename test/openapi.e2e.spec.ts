@@ -111,9 +111,11 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     await get(accountPath('leads/a-2'), admin);
     await get(accountPath('leads/nobody'), bearer);
     await get(accountPath('leads/u-1/events'), bearer);
-    const timeline = await get<{ entries: { trackID: string }[] }>(accountPath('leads/u-2/timeline'), bearer);
+    const timeline = await get<{ entries: { trackID: string; eventId: string }[] }>(accountPath('leads/u-2/timeline'), bearer);
     await get(accountPath('leads/u-1/timeline?limit=0'), bearer);
     await get(accountPath(`track/${timeline.body.entries[0]?.trackID}`), bearer);
+    await get(accountPath(`events/${timeline.body.entries[0]?.eventId}`), bearer);
+    await get(accountPath('events/not-a-uuid'), bearer);
     await get(accountPath('track/not-a-uuid'), bearer);
     const live = await get<{ items: unknown[]; cursor: string }>(accountPath('live?limit=5'), bearer);
     expect(live.body.items).to.have.length(5);

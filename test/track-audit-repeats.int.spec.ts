@@ -8,7 +8,7 @@ import { createLogger } from '../src/logger.js';
 import { projections, ProjectionWorkers } from '../projections/index.js';
 import { selectCheckpoint, type CheckpointRow } from '../projections/runner/checkpoints-sql.js';
 import type { CatchUpSource } from '../projections/runner/shared-catch-up.js';
-import { describeTrackLookup, lookUpTrackId } from '../projections/track-index/queries.js';
+import { describeEvent, lookupPageJson, planTrackLookup, readLookupPage } from '../projections/track-index/queries.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 interface StoredAt {
@@ -84,9 +84,10 @@ describe('an event id stored twice: read models and audit (int)', () => {
 
   /** The audit of a trackID as the read API sends it (JSON). */
   const audited = async (trackId: string, of: string | null): Promise<AuditReply> => {
-    const lookup = await lookUpTrackId(pool, store, trackId, of);
-    if (!lookup) throw new Error(`trackID ${trackId} not indexed`);
-    return JSON.parse(JSON.stringify(describeTrackLookup(lookup))) as AuditReply;
+    const plan = await planTrackLookup(pool, trackId, of);
+    if (!plan) throw new Error(`trackID ${trackId} not indexed`);
+    const page = await readLookupPage(pool, store, plan, { offset: 0, budget: 2 ** 20, show: describeEvent });
+    return JSON.parse(JSON.stringify(lookupPageJson(page))) as AuditReply;
   };
 
   /** Runs every projection over the store until each has applied everything. */

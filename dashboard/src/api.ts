@@ -153,20 +153,34 @@ export interface Lead {
 
 export type LeadDetail = Lead;
 
+/** What a list left out of an item: by field, its size as JSON text and its start. */
+export type Truncated = Record<string, { bytes: number; excerpt: string }>;
+
 export interface LeadEvent {
   trackID: string | null;
   eventId: string;
   eventName: string;
   eventTime: string | null;
-  eventData: Record<string, unknown>;
+  /** Null when too large for a list (`truncated.eventData`). */
+  eventData: Record<string, unknown> | null;
+  truncated?: Truncated;
   receivedAt: string;
   [field: string]: unknown;
 }
 
 /** A profile sent for the lead (or an anonymous id merged into it), or one of its events; `at` is when it was stored. */
 export type TimelineEntry =
-  | { kind: 'profile'; at: string; trackID: string; eventType: string; anonymousId?: string; userId?: string }
-  | { kind: 'event'; at: string; trackID: string; eventName: string | null; eventTime: string | null; eventData: Record<string, unknown> | null };
+  | { kind: 'profile'; at: string; eventId: string; trackID: string; eventType: string; anonymousId?: string; userId?: string }
+  | {
+      kind: 'event';
+      at: string;
+      eventId: string;
+      trackID: string;
+      eventName: string | null;
+      eventTime: string | null;
+      eventData: Record<string, unknown> | null;
+      truncated?: Truncated;
+    };
 
 export interface LeadQuery {
   q?: string;
@@ -178,10 +192,10 @@ export interface LeadQuery {
 export const listLeads = (license: string, query: LeadQuery = {}) =>
   call<{ leads: Lead[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/leads`, { ...query }));
 export const getLead = (license: string, id: string) => call<LeadDetail>('GET', `${accountPath(license)}/leads/${segment(id)}`);
-export const leadEvents = (license: string, id: string, limit?: number) =>
-  call<{ events: LeadEvent[] }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/events`, { limit }));
-export const leadTimeline = (license: string, id: string, limit?: number) =>
-  call<{ entries: TimelineEntry[] }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/timeline`, { limit }));
+export const leadEvents = (license: string, id: string, limit?: number, cursor?: string) =>
+  call<{ events: LeadEvent[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/events`, { limit, cursor }));
+export const leadTimeline = (license: string, id: string, limit?: number, cursor?: string) =>
+  call<{ entries: TimelineEntry[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/timeline`, { limit, cursor }));
 
 // ---- track lookup ----
 
@@ -201,8 +215,10 @@ export interface StoredEvent {
   streamPosition: number;
   globalPosition: number;
   recordedAt: string;
+  /** In a lookup, null when too large for a list (`truncated`); `getStoredEvent` gives it. */
   data: unknown;
   metadata: unknown;
+  truncated?: Truncated;
   /** An event id stored more than once: where its later copies are (the event is shown once). */
   alsoStoredAt?: StoredAt[];
   /** A later copy of an event id, in a stream's events: where its first copy is. */
@@ -214,9 +230,15 @@ export interface TrackLookup {
   events: StoredEvent[];
   /** Each stream of the trackID's events, up to and including them. */
   streams: Record<string, StoredEvent[]>;
+  /** The cursor of the lookup's next page; null at the end. */
+  nextCursor: string | null;
 }
 
-export const lookupTrack = (license: string, trackID: string) => call<TrackLookup>('GET', `${accountPath(license)}/track/${segment(trackID)}`);
+export const lookupTrack = (license: string, trackID: string, cursor?: string) =>
+  call<TrackLookup>('GET', withQuery(`${accountPath(license)}/track/${segment(trackID)}`, { cursor }));
+
+/** One stored event in full: what a list left out of it. */
+export const getStoredEvent = (license: string, eventId: string) => call<StoredEvent>('GET', `${accountPath(license)}/events/${segment(eventId)}`);
 
 // ---- live events ----
 
@@ -231,8 +253,8 @@ export interface LiveItem {
   globalPosition: number;
 }
 
-export const liveEvents = (license: string, query: { kind?: LiveKind; limit?: number; after?: string } = {}) =>
-  call<{ items: LiveItem[]; cursor: string }>('GET', withQuery(`${accountPath(license)}/live`, { ...query }));
+export const liveEvents = (license: string, query: { kind?: LiveKind; limit?: number; after?: string; before?: string } = {}) =>
+  call<{ items: LiveItem[]; cursor: string; olderCursor: string | null }>('GET', withQuery(`${accountPath(license)}/live`, { ...query }));
 
 // ---- ingestion warnings ----
 
@@ -254,8 +276,8 @@ export interface WarningGroup {
 }
 
 export const warningGroups = (license: string) => call<{ groups: WarningGroup[] }>('GET', `${accountPath(license)}/warnings`);
-export const recentWarnings = (license: string, limit?: number) =>
-  call<{ warnings: (WarningExample & { reason: string })[] }>('GET', withQuery(`${accountPath(license)}/warnings/recent`, { limit }));
+export const recentWarnings = (license: string, limit?: number, cursor?: string) =>
+  call<{ warnings: (WarningExample & { reason: string })[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/warnings/recent`, { limit, cursor }));
 
 // ---- overview ----
 

@@ -1,6 +1,7 @@
 /** SQL of the read queries on the leads model (queries.ts). */
 
 import { attributesUnderSpecNames, systemAttributes } from '../../src/spec/system-attributes.js';
+import { payloadColumns, payloadText } from '../reply-bytes.js';
 
 /** Columns read out as ISO UTC times with six fraction digits. */
 const timeColumns = [...systemAttributes.filter((a) => a.type === 'TIMESTAMPTZ').map((a) => a.column), 'created_at', 'changed_at'];
@@ -10,8 +11,12 @@ const otherColumns = [
   'profile_kind', 'profile_id', 'user_id', 'anonymous_id', 'first_name', 'last_name', 'attributes', 'attribute_types',
   'anonymous_ids', 'merged_into', 'version', 'created_position', 'created_at', 'changed_at',
 ];
-const selectList = [...new Set([...otherColumns, ...leadSystemAttributes])]
-  .map((c) => (timeColumns.includes(c) ? `iso_utc(l.${c}) AS ${c}` : `l.${c}`))
+const leadColumns = [...new Set([...otherColumns, ...leadSystemAttributes])];
+const selectList = leadColumns.map((c) => (timeColumns.includes(c) ? `iso_utc(l.${c}) AS ${c}` : `l.${c}`)).join(', ');
+/** Columns of a lead that can grow large, as JSON: a list shows them only when small (payloadColumns). */
+const listedPayloads: Record<string, string> = { attributes: 'l.attributes', attribute_types: 'l.attribute_types', anonymous_ids: 'to_jsonb(l.anonymous_ids)' };
+const listSelectList = leadColumns
+  .map((c) => (timeColumns.includes(c) ? `iso_utc(l.${c}) AS ${c}` : listedPayloads[c] ? payloadColumns(listedPayloads[c], c) : `l.${c}`))
   .join(', ');
 
 /** What a page of the leads list asks for; each part present adds its condition and parameters. */
@@ -36,6 +41,12 @@ const listOrder = 'created_position DESC, profile_kind DESC, profile_id DESC';
  * (leads_search), used when the budget ran out short of a page: the term is rare.
  */
 export function listLeadsSql(shape: ListShape): string {
+  // The page's rows are found first, their large columns measured after: only the page's are.
+  const extra = shape.search === 'budgeted' ? ', l.matches, l.scanned' : '';
+  return `SELECT ${listSelectList}${extra} FROM (${pageOfLeadsSql(shape)}) l ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')}`;
+}
+
+function pageOfLeadsSql(shape: ListShape): string {
   const values = ['$1', '$2'];
   const next = (): string => {
     values.push(`$${values.length + 1}`);
@@ -49,16 +60,16 @@ export function listLeadsSql(shape: ListShape): string {
     where.push(`l.created_position <= ${position}`, `(l.created_position, l.profile_kind, l.profile_id) < (${position}, ${kind}, ${id})`);
   }
   if (shape.search === 'none') {
-    return `SELECT ${selectList} FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2`;
+    return `SELECT l.* FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2`;
   }
   const pattern = next();
   if (shape.search === 'unordered') {
     // `+ 0`: an order no index gives, so that the planner finds the matches first and sorts them.
-    return `SELECT ${selectList} FROM leads l WHERE ${where.join(' AND ')} AND l.search_text LIKE ${pattern}
+    return `SELECT l.* FROM leads l WHERE ${where.join(' AND ')} AND l.search_text LIKE ${pattern}
       ORDER BY l.created_position + 0 DESC, l.profile_kind DESC, l.profile_id DESC LIMIT $2`;
   }
   const budget = next();
-  return `SELECT ${selectList}, l.matches, l.scanned FROM (
+  return `SELECT l.* FROM (
       SELECT l.*, l.search_text LIKE ${pattern} AS matches, row_number() OVER (ORDER BY ${listOrder}) AS scanned
       FROM (SELECT * FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder} LIMIT ${budget}) l
     ) l
@@ -80,28 +91,42 @@ export const oneLead = `SELECT ${selectList} FROM leads l
 
 /**
  * Events of a profile and of the anonymous profiles merged into it, latest first, with their
- * trackID (null until the track index has the event).
+ * trackID (null until the track index has the event): $4 of them at most, after the cursor
+ * ($5 event_time_utc, $6 global_position; null: from the latest). Event data larger than a list
+ * shows is left in PostgreSQL (payloadColumns), its size computed on the page's rows only.
  */
 export const leadEvents = `SELECT e.event_id, e.user_id, e.anonymous_id, e.event_name, e.event_time, iso_utc(e.event_time_utc) AS event_time_utc,
-    e.event_data, iso_utc(e.received_at) AS received_at, t.track_id
-  FROM user_events e LEFT JOIN track_index t ON t.event_id = e.event_id
-  WHERE e.account_id = $1 AND (e.user_id = $2 OR e.anonymous_id = ANY($3::text[]))
-  ORDER BY e.event_time_utc DESC, e.global_position DESC
-  LIMIT $4`;
+    ${payloadColumns('e.event_data', 'event_data', 's.t')}, iso_utc(e.received_at) AS received_at, e.global_position, t.track_id
+  FROM (
+    SELECT * FROM user_events e
+    WHERE e.account_id = $1 AND (e.user_id = $2 OR e.anonymous_id = ANY($3::text[]))
+      AND ($5::timestamptz IS NULL OR (e.event_time_utc, e.global_position) < ($5::timestamptz, $6::bigint))
+    ORDER BY e.event_time_utc DESC, e.global_position DESC
+    LIMIT $4
+  ) e
+  ${payloadText('e.event_data', 's')}
+  LEFT JOIN track_index t ON t.event_id = e.event_id
+  ORDER BY e.event_time_utc DESC, e.global_position DESC`;
 
 /**
  * A lead's timeline: the stored events of its streams ($2, the profile's own and those of the
  * anonymous profiles merged into it), latest first, from the track index, with the details of
- * tracked events from user_events. Each stream is read from its newest event, at most $3 of it.
+ * tracked events from user_events. Each stream is read from its newest event before $4 (a global
+ * position; null: from the newest), at most $3 of it. Event data as in leadEvents.
  */
-export const leadTimeline = `SELECT t.stream_name, t.event_type, t.track_id, iso_utc(t.recorded_at) AS at,
-    e.event_name, e.event_time, e.event_data
-  FROM unnest($2::text[]) AS s(stream_name)
-  CROSS JOIN LATERAL (
-    SELECT * FROM track_index t
-    WHERE t.stream_name = s.stream_name AND t.account_id = $1 AND t.event_type IN ('UserUpserted', 'ProfilesMerged', 'EventTracked')
-    ORDER BY t.global_position DESC LIMIT $3
+export const leadTimeline = `SELECT t.event_id, t.global_position, t.stream_name, t.event_type, t.track_id, iso_utc(t.recorded_at) AS at,
+    e.event_name, e.event_time, ${payloadColumns('e.event_data', 'event_data', 's.t')}
+  FROM (
+    SELECT t.* FROM unnest($2::text[]) AS s(stream_name)
+    CROSS JOIN LATERAL (
+      SELECT * FROM track_index t
+      WHERE t.stream_name = s.stream_name AND t.account_id = $1 AND t.event_type IN ('UserUpserted', 'ProfilesMerged', 'EventTracked')
+        AND ($4::bigint IS NULL OR t.global_position < $4)
+      ORDER BY t.global_position DESC LIMIT $3
+    ) t
+    ORDER BY t.global_position DESC
+    LIMIT $3
   ) t
   LEFT JOIN user_events e ON e.event_id = t.event_id
-  ORDER BY t.global_position DESC
-  LIMIT $3`;
+  ${payloadText('e.event_data', 's')}
+  ORDER BY t.global_position DESC`;

@@ -1,4 +1,5 @@
 import type { Pool } from '../../src/db/pool.js';
+import { countFitting, decodeCursorOf, encodeCursorOf, payloadOf, truncatedField, type Truncations } from '../reply-bytes.js';
 import { leadEvents, leadSystemAttributes, listLeadsSql, oneLead } from './queries-sql.js';
 
 /** Read queries on the leads model (docs/api.md, Leads). */
@@ -9,14 +10,12 @@ type LeadRecord = Record<string, unknown> & {
   created_position: number;
 };
 
-export interface Lead {
+/** What a lead shows in full also in a list. */
+interface LeadFields {
   userId: string | null;
   anonymousId: string | null;
-  anonymousIds: string[];
   firstName: string | null;
   lastName: string | null;
-  attributes: Record<string, unknown>;
-  attributeTypes: Record<string, string>;
   mergedInto: string | null;
   createdAt: string;
   updatedAt: string;
@@ -24,27 +23,57 @@ export interface Lead {
   [systemAttribute: string]: unknown;
 }
 
+export interface Lead extends LeadFields {
+  anonymousIds: string[];
+  attributes: Record<string, unknown>;
+  attributeTypes: Record<string, string>;
+}
+
+/** A lead as a list shows it: its large fields may be null, `truncated` saying so (docs/api.md). */
+export interface ListedLead extends LeadFields {
+  anonymousIds: string[] | null;
+  attributes: Record<string, unknown> | null;
+  attributeTypes: Record<string, string> | null;
+  truncated?: Truncations;
+}
+
 function toLead(row: LeadRecord): Lead {
+  return { ...toListedLead(row), anonymousIds: row.anonymous_ids as string[], attributes: row.attributes as Record<string, unknown>, attributeTypes: row.attribute_types as Record<string, string> };
+}
+
+/** A row of listLeadsSql: its large columns are there only when small (payloadColumns). */
+function toListedLead(row: LeadRecord): ListedLead {
   const system: Record<string, unknown> = {};
   for (const name of leadSystemAttributes) system[name] = row[name];
+  const truncations: Truncations = {};
   return {
     userId: row.user_id as string | null,
     anonymousId: row.anonymous_id as string | null,
-    anonymousIds: row.anonymous_ids as string[],
+    anonymousIds: payloadOf<string[]>(row, 'anonymous_ids', 'anonymousIds', truncations),
     firstName: row.first_name as string | null,
     lastName: row.last_name as string | null,
     ...system,
-    attributes: row.attributes as Record<string, unknown>,
-    attributeTypes: row.attribute_types as Record<string, string>,
+    attributes: payloadOf<Record<string, unknown>>(row, 'attributes', 'attributes', truncations),
+    attributeTypes: payloadOf<Record<string, string>>(row, 'attribute_types', 'attributeTypes', truncations),
     mergedInto: row.merged_into as string | null,
     createdAt: row.created_at as string,
     updatedAt: row.changed_at as string,
     version: row.version as number,
+    ...truncatedField(truncations),
   };
 }
 
+/** The first rows of `rows` that fit a reply (countFitting), as leads, and the cursor after them when any are left. */
+function leadPageOf(rows: LeadRecord[], limit: number, moreAfter: LeadRecord | undefined): LeadPage {
+  const listed = rows.slice(0, limit).map(toListedLead);
+  const fitting = countFitting(listed);
+  // Rows left unshown go on after the last shown; else the walk's end, when it stopped short of the list's.
+  const after = fitting < rows.length ? rows[fitting - 1] : moreAfter;
+  return { leads: listed.slice(0, fitting), nextCursor: after ? encodeCursor(after) : null };
+}
+
 export interface LeadPage {
-  leads: Lead[];
+  leads: ListedLead[];
   nextCursor: string | null;
 }
 
@@ -117,7 +146,7 @@ export async function findLeads(
     rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'none' }), values)).rows;
   } else if ([...term].length < trigramLength) {
     const { matches, end } = await walk(shortSearchBudget);
-    if (matches.length <= options.limit && end) return { leads: matches.map(toLead), nextCursor: encodeCursor(end) };
+    if (matches.length <= options.limit && end) return leadPageOf(matches, options.limit, end);
     rows = matches;
   } else {
     const { matches, end } = await walk(searchBudget);
@@ -127,9 +156,7 @@ export async function findLeads(
       rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'unordered' }), [...values, q])).rows;
     }
   }
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
-  return { leads: page.map(toLead), nextCursor: rows.length > options.limit && last ? encodeCursor(last) : null };
+  return leadPageOf(rows, options.limit, undefined);
 }
 
 export async function findLead(pool: Pool, accountId: string, id: string): Promise<Lead | null> {
@@ -144,23 +171,63 @@ export interface TimelineEvent {
   eventName: string;
   eventTime: string | null;
   eventTimeUtc: string;
-  eventData: Record<string, unknown>;
+  /** Null when larger than a list shows: `truncated.eventData` says so. */
+  eventData: Record<string, unknown> | null;
   receivedAt: string;
   trackID: string | null;
+  truncated?: Truncations;
 }
 
-export async function findLeadEvents(pool: Pool, accountId: string, lead: Lead, limit: number): Promise<TimelineEvent[]> {
+export interface LeadEventPage {
+  events: TimelineEvent[];
+  /** The `cursor` of the next page; null at the end. */
+  nextCursor: string | null;
+}
+
+/** Where a page of a lead's events starts: after this event time and global position. */
+export interface LeadEventsCursor {
+  eventTimeUtc: string;
+  globalPosition: number;
+}
+
+/** The position a lead events cursor points after; null when it is not one of ours. */
+export function decodeLeadEventsCursor(cursor: string): LeadEventsCursor | null {
+  const parts = decodeCursorOf('lead-events', cursor, ['string', 'integer']);
+  if (!parts || Number.isNaN(Date.parse(parts[0] as string))) return null;
+  return { eventTimeUtc: parts[0] as string, globalPosition: parts[1] as number };
+}
+
+/** A page of a lead's events, latest first: at most `limit` and what fits a reply in bytes. */
+export async function findLeadEvents(pool: Pool, accountId: string, lead: Lead, limit: number, cursor?: LeadEventsCursor): Promise<LeadEventPage> {
   const anonymousIds = lead.anonymousId !== null ? [lead.anonymousId] : lead.anonymousIds;
-  const { rows } = await pool.query<Record<string, unknown>>(leadEvents, [accountId, lead.userId, anonymousIds, limit]);
-  return rows.map((row) => ({
-    eventId: row.event_id as string,
-    userId: row.user_id as string | null,
-    anonymousId: row.anonymous_id as string | null,
-    eventName: row.event_name as string,
-    eventTime: row.event_time as string | null,
-    eventTimeUtc: row.event_time_utc as string,
-    eventData: row.event_data as Record<string, unknown>,
-    receivedAt: row.received_at as string,
-    trackID: row.track_id as string | null,
-  }));
+  const { rows } = await pool.query<Record<string, unknown>>(leadEvents, [
+    accountId,
+    lead.userId,
+    anonymousIds,
+    limit + 1,
+    cursor?.eventTimeUtc ?? null,
+    cursor?.globalPosition ?? null,
+  ]);
+  const events = rows.slice(0, limit).map((row): TimelineEvent => {
+    const truncations: Truncations = {};
+    return {
+      eventId: row.event_id as string,
+      userId: row.user_id as string | null,
+      anonymousId: row.anonymous_id as string | null,
+      eventName: row.event_name as string,
+      eventTime: row.event_time as string | null,
+      eventTimeUtc: row.event_time_utc as string,
+      eventData: payloadOf<Record<string, unknown>>(row, 'event_data', 'eventData', truncations),
+      receivedAt: row.received_at as string,
+      trackID: row.track_id as string | null,
+      ...truncatedField(truncations),
+    };
+  });
+  const fitting = countFitting(events);
+  const last = rows[fitting - 1];
+  const more = fitting < rows.length && last !== undefined;
+  return {
+    events: events.slice(0, fitting),
+    nextCursor: more ? encodeCursorOf('lead-events', [last.event_time_utc as string, Number(last.global_position)]) : null,
+  };
 }

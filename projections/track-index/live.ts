@@ -1,5 +1,6 @@
 import type { Pool } from '../../src/db/pool.js';
 import type { EventType } from '../../src/eventstore/events.js';
+import { countFitting } from '../reply-bytes.js';
 import { latestOfAccount } from './sql.js';
 
 /** The ingest endpoint family each event type comes from (bulk users are `users`). */
@@ -32,6 +33,8 @@ export interface LivePage {
   items: LiveItem[];
   /** Give it back as `after` for the items newer than these. */
   cursor: string;
+  /** Give it back as `before` for the items older than these; null when there are none. */
+  olderCursor: string | null;
 }
 
 /**
@@ -51,9 +54,10 @@ export function decodeLiveCursor(cursor: string): bigint | null {
 
 /**
  * The account's latest stored events in the order the track index wrote them, latest first; with
- * `after`, only those indexed after it (the latest `limit` of them when there are more).
+ * `after`, only those indexed after it (the latest `limit` of them when there are more); with
+ * `before`, only those indexed before it. At most what fits a reply in bytes (countFitting).
  */
-export async function liveEvents(pool: Pool, accountId: string, options: { kind?: LiveKind; limit: number; after?: bigint }): Promise<LivePage> {
+export async function liveEvents(pool: Pool, accountId: string, options: { kind?: LiveKind; limit: number; after?: bigint; before?: bigint }): Promise<LivePage> {
   const { rows } = await pool.query<{
     track_id: string;
     event_type: EventType;
@@ -63,11 +67,10 @@ export async function liveEvents(pool: Pool, accountId: string, options: { kind?
     indexed_order: string;
   }>(
     latestOfAccount,
-    [accountId, options.limit, options.after?.toString() ?? null, options.kind ? typesOfKind(options.kind) : null],
+    [accountId, options.limit + 1, options.after?.toString() ?? null, options.kind ? typesOfKind(options.kind) : null, options.before?.toString() ?? null],
   );
   const newest = rows[0] ? BigInt(rows[0].indexed_order) : (options.after ?? 0n);
-  return {
-    items: rows.map((row) => ({
+  const items = rows.slice(0, options.limit).map((row) => ({
       trackID: row.track_id,
       kind: liveKindOf[row.event_type],
       eventType: row.event_type,
@@ -75,7 +78,12 @@ export async function liveEvents(pool: Pool, accountId: string, options: { kind?
       receivedAt: row.recorded_at.toISOString(),
       stream: row.stream_name,
       globalPosition: Number(row.global_position),
-    })),
+  }));
+  const fitting = countFitting(items);
+  const oldest = rows[fitting - 1];
+  return {
+    items: items.slice(0, fitting),
     cursor: encodeCursor(newest),
+    olderCursor: fitting < rows.length && oldest ? encodeCursor(BigInt(oldest.indexed_order)) : null,
   };
 }

@@ -36,10 +36,15 @@ export const trackedEvents = `SELECT event_id, stream_name, stream_position, glo
 
 /**
  * The latest indexed events of account $1, latest first: $2 how many, $3 only those indexed after
- * this indexed_order (null: any), $4 only these event types (null: any). Walks the index
- * track_index_by_account from the latest row down, stopping at $3 or after $2 rows.
+ * this indexed_order (null: any), $4 only these event types (null: any), $5 only those indexed
+ * before this indexed_order (null: any). Walks the index track_index_by_account from the latest
+ * row (or $5) down, stopping at $3 or after $2 rows.
  */
 export const latestOfAccount = `SELECT track_id, event_type, stream_name, global_position, recorded_at, indexed_order FROM track_index
   WHERE account_id = $1 AND ($3::bigint IS NULL OR indexed_order > $3) AND ($4::text[] IS NULL OR event_type = ANY ($4))
+    AND ($5::bigint IS NULL OR indexed_order < $5)
   ORDER BY indexed_order DESC
   LIMIT $2`;
+
+/** Where the event $1 of account $2 is stored (its first copy). */
+export const eventOfAccount = `SELECT stream_name, stream_position, global_position FROM track_index WHERE event_id = $1 AND account_id = $2`;

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest } from '../errors.js';
-import { activityCounts, recentWarnings, warningGroups } from '../ingest/activity-queries.js';
+import { activityCounts, decodeWarningsCursor, recentWarnings, warningGroups } from '../ingest/activity-queries.js';
 import { projectionStatus } from '../../projections/runner/status.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
@@ -31,7 +31,11 @@ export function activityRoutes(services: Services): Router {
 
   router.get('/warnings/recent', async (req: Request, res: Response) => {
     const limit = recentLimit(req);
-    res.json({ warnings: await recentWarnings(services.pool, accountOf(res).id, limit) });
+    const cursorText = req.query.cursor;
+    if (cursorText !== undefined && typeof cursorText !== 'string') throw badRequest('cursor must be given once, as text');
+    const before = cursorText === undefined || cursorText === '' ? undefined : decodeWarningsCursor(cursorText);
+    if (before === null) throw badRequest('cursor is not one this API gave out');
+    res.json(await recentWarnings(services.pool, accountOf(res).id, limit, before));
   });
 
   router.get('/overview', async (_req: Request, res: Response) => {

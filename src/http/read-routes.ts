@@ -1,9 +1,17 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
-import { decodeCursor, findLead, findLeadEvents, findLeads, type Lead, type LeadKind } from '../../projections/leads/queries.js';
-import { findLeadTimeline } from '../../projections/leads/timeline.js';
+import { decodeCursor, decodeLeadEventsCursor, findLead, findLeadEvents, findLeads, type Lead, type LeadKind } from '../../projections/leads/queries.js';
+import { decodeTimelineCursor, findLeadTimeline } from '../../projections/leads/timeline.js';
 import { decodeLiveCursor, isLiveKind, liveEvents, liveKinds } from '../../projections/track-index/live.js';
-import { describeTrackLookup, lookUpTrackId } from '../../projections/track-index/queries.js';
+import {
+  describeEvent,
+  describeListedEvent,
+  findStoredEvent,
+  lookupPageJson,
+  planTrackLookup,
+  readLookupPage,
+} from '../../projections/track-index/queries.js';
+import { decodeCursorOf, encodeCursorOf, replyBudgetBytes } from '../../projections/reply-bytes.js';
 import type { Services } from '../services.js';
 import { activityRoutes } from './activity-routes.js';
 import { accountOf, accountReadAuth } from './auth.js';
@@ -33,6 +41,15 @@ function stringQuery(req: Request, name: string): string | undefined {
   return value;
 }
 
+/** The `cursor` parameter decoded by `decode`: undefined when absent or empty; 400 when not one this API gave out. */
+function cursorOf<T>(req: Request, decode: (text: string) => T | null, name = 'cursor'): T | undefined {
+  const text = stringQuery(req, name);
+  if (text === undefined || text === '') return undefined;
+  const cursor = decode(text);
+  if (cursor === null) throw badRequest(`${name} is not one this API gave out`);
+  return cursor;
+}
+
 /** The read API (docs/api.md) under /admin/v1/accounts/:license: the read models, never the event log. */
 export function readRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
@@ -40,9 +57,7 @@ export function readRoutes(services: Services): Router {
   router.use(accountReadAuth(services));
 
   router.get('/leads', async (req: Request, res: Response) => {
-    const cursorText = stringQuery(req, 'cursor');
-    const cursor = cursorText === undefined || cursorText === '' ? undefined : decodeCursor(cursorText);
-    if (cursor === null) throw badRequest('cursor is not one this API gave out');
+    const cursor = cursorOf(req, decodeCursor);
     const q = stringQuery(req, 'q');
     if (q !== undefined && q.length > 200) throw badRequest('q must be at most 200 characters');
     const kindText = stringQuery(req, 'kind');
@@ -62,31 +77,44 @@ export function readRoutes(services: Services): Router {
   });
 
   router.get('/leads/:id/events', async (req: Request, res: Response) => {
+    const cursor = cursorOf(req, decodeLeadEventsCursor);
     const lead = await leadOf(req, res);
-    res.json({ events: await findLeadEvents(services.pool, accountOf(res).id, lead, limitOf(req)) });
+    res.json(await findLeadEvents(services.pool, accountOf(res).id, lead, limitOf(req), cursor));
   });
 
   router.get('/leads/:id/timeline', async (req: Request, res: Response) => {
+    const before = cursorOf(req, decodeTimelineCursor);
     const lead = await leadOf(req, res);
-    res.json({ entries: await findLeadTimeline(services.pool, accountOf(res).id, lead, limitOf(req, { fallback: defaultTimelineLimit })) });
+    res.json(await findLeadTimeline(services.pool, accountOf(res).id, lead, limitOf(req, { fallback: defaultTimelineLimit }), before));
   });
 
   router.get('/track/:trackID', async (req: Request, res: Response) => {
     const trackId = req.params.trackID as string;
-    const lookup = await lookUpTrackId(services.pool, services.store, trackId, accountOf(res).id);
-    if (!lookup) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
-    res.json(describeTrackLookup(lookup));
+    const cursor = cursorOf(req, (text) => decodeCursorOf('track', text, ['string', 'integer']));
+    const plan = await planTrackLookup(services.pool, trackId, accountOf(res).id);
+    if (!plan) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
+    const offset = cursor === undefined ? 0 : Number(cursor[1]);
+    if (cursor !== undefined && (cursor[0] !== plan.trackID || offset > plan.total)) throw badRequest('cursor is not one this API gave out for this trackID');
+    const page = await readLookupPage(services.pool, services.store, plan, { offset, budget: replyBudgetBytes, show: describeListedEvent });
+    res.json({ ...lookupPageJson(page), nextCursor: page.next === null ? null : encodeCursorOf('track', [plan.trackID, page.next]) });
+  });
+
+  // One stored event in full: what a list left out of it (its `truncated`). At most one event's
+  // bytes, which ingest bounds.
+  router.get('/events/:eventId', async (req: Request, res: Response) => {
+    const event = await findStoredEvent(services.pool, services.store, accountOf(res).id, req.params.eventId as string);
+    if (!event) throw notFound('no stored event with this id (an accepted item is found here within about a second)');
+    res.json(describeEvent(event));
   });
 
   router.get('/live', async (req: Request, res: Response) => {
     const kindText = stringQuery(req, 'kind');
     const kind = kindText === undefined || kindText === '' ? undefined : kindText;
     if (kind !== undefined && !isLiveKind(kind)) throw badRequest(`kind must be one of ${liveKinds.join(', ')}`);
-    const afterText = stringQuery(req, 'after');
-    const after = afterText === undefined || afterText === '' ? undefined : decodeLiveCursor(afterText);
-    if (after === null) throw badRequest('after must be a cursor this API gave out');
+    const after = cursorOf(req, decodeLiveCursor, 'after');
+    const before = cursorOf(req, decodeLiveCursor, 'before');
     const limit = limitOf(req, { max: maxLiveLimit });
-    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after }));
+    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after, before }));
   });
 
   router.use(activityRoutes(services));

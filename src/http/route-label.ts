@@ -22,6 +22,7 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/leads/:id/events',
   '/admin/v1/accounts/:license/leads/:id/timeline',
   '/admin/v1/accounts/:license/track/:trackID',
+  '/admin/v1/accounts/:license/events/:eventId',
   '/admin/v1/accounts/:license/warnings',
   '/admin/v1/accounts/:license/warnings/recent',
   '/admin/v1/accounts/:license/overview',

@@ -1,6 +1,7 @@
 import type { Pool } from '../db/pool.js';
 import * as sql from './activity-sql.js';
 import type { ActivityRow, ReasonRow, RejectedItemRow } from './activity-sql.js';
+import { countFitting, decodeCursorOf, encodeCursorOf } from '../../projections/reply-bytes.js';
 
 /** Examples shown per reason in the warnings. */
 const examplesPerReason = 3;
@@ -52,10 +53,33 @@ export async function warningGroups(pool: Pool, accountId: string): Promise<Warn
   }));
 }
 
-/** One account's latest rejected items, newest first. */
-export async function recentWarnings(pool: Pool, accountId: string, limit: number): Promise<Warning[]> {
-  const { rows } = await pool.query<RejectedItemRow>(sql.latestRejectedItems, [accountId, limit]);
-  return rows.map(warningOf);
+/**
+ * One account's rejected items, the latest first, older than the item $3 (null: from the latest):
+ * each row is small (message and excerpt are at most 2 KB each), so $2 of them are bounded in bytes.
+ */
+const rejectedItemsBefore = `
+  SELECT id, at, endpoint, reason, status, message, excerpt, truncated FROM ingest_rejected_items
+  WHERE account_id = $1 AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $2`;
+
+export interface WarningPage {
+  warnings: Warning[];
+  /** The `cursor` of the next (older) page; null at the end. */
+  nextCursor: string | null;
+}
+
+/** The id a warnings cursor points before; null when it is not one of ours. */
+export function decodeWarningsCursor(cursor: string): number | null {
+  const parts = decodeCursorOf('warnings', cursor, ['integer']);
+  return parts ? (parts[0] as number) : null;
+}
+
+/** A page of one account's latest rejected items, newest first: at most `limit` and what fits a reply in bytes. */
+export async function recentWarnings(pool: Pool, accountId: string, limit: number, before?: number): Promise<WarningPage> {
+  const { rows } = await pool.query<RejectedItemRow & { id: string }>(rejectedItemsBefore, [accountId, limit + 1, before ?? null]);
+  const warnings = rows.slice(0, limit).map(warningOf);
+  const fitting = countFitting(warnings);
+  const last = rows[fitting - 1];
+  return { warnings: warnings.slice(0, fitting), nextCursor: fitting < rows.length && last ? encodeCursorOf('warnings', [Number(last.id)]) : null };
 }
 
 const bucketOf = (row: ActivityRow): ActivityBucket => ({

@@ -150,31 +150,45 @@ export const accountOperations: OperationDoc[] = takingAdminToken([
   },
 ]);
 
+const cursorParameter = query('cursor', 'The `nextCursor` of an earlier page.');
+const byBytes = 'A page ends at `limit` or before the item that would take it past 1 MiB of JSON, with a `nextCursor`; payloads over 4 KiB of JSON text are left out (`truncated`), `GET .../events/{eventId}` gives them.';
+
 export const readOperations: OperationDoc[] = takingAdminToken([
-  read('leads', 'list-leads', 'Leads, newest first', 'A page of leads, with the cursor of the next. A `q` of 1 or 2 characters walks at most 50,000 leads a request: its page may be short, even empty, with a `nextCursor` to go on.', 'LeadPage', {
+  read('leads', 'list-leads', 'Leads, newest first', 'A page of leads, with the cursor of the next; at most 1 MiB of JSON, `anonymousIds`, `attributes` and `attributeTypes` left out when over 4 KiB (`truncated`: `GET .../leads/{id}` gives them). A `q` of 1 or 2 characters walks at most 50,000 leads a request: its page may be short, even empty, with a `nextCursor` to go on.', 'LeadPage', {
     parameters: [
       query('q', 'Finds ids, email and names (case-insensitive, anywhere in the text); at most 200 characters.', { type: 'string', maxLength: 200 }),
       query('kind', '`known` (has a userId) or `anonymous`.', { enum: ['known', 'anonymous'] }),
       limitParameter(500, 50),
-      query('cursor', 'The `nextCursor` of an earlier page.'),
+      cursorParameter,
     ],
   }),
   read('leads/:id', 'get-lead', 'One lead', 'By userId or anonymousId; a merged anonymousId gives its known user.', 'Lead'),
-  read('leads/:id/events', 'list-lead-events', "A lead's events, latest first", 'Also those of anonymous profiles merged into it.', 'LeadEvents', { parameters: [limitParameter(500, 50)] }),
-  read('leads/:id/timeline', 'get-lead-timeline', "A lead's timeline, latest first", 'Profiles sent for it (and for anonymous ids merged into it) and its events, as the track index has them.', 'Timeline', {
-    parameters: [limitParameter(500, 100)],
+  read('leads/:id/events', 'list-lead-events', "A lead's events, latest first", `Also those of anonymous profiles merged into it. ${byBytes}`, 'LeadEvents', {
+    parameters: [limitParameter(500, 50), cursorParameter],
   }),
-  read('track/:trackID', 'look-up-track-id', 'The stored events of a trackID', 'Type, stream, positions, data and metadata of each, and their streams up to them (as `tracking audit --json`). Unknown, another account\'s, or not a UUID: 404.', 'TrackLookup'),
+  read('leads/:id/timeline', 'get-lead-timeline', "A lead's timeline, latest first", `Profiles sent for it (and for anonymous ids merged into it) and its events, as the track index has them. ${byBytes}`, 'Timeline', {
+    parameters: [limitParameter(500, 100), cursorParameter],
+  }),
+  read(
+    'track/:trackID',
+    'look-up-track-id',
+    'The stored events of a trackID',
+    `Type, stream, positions, data and metadata of each, and their streams up to them (as \`tracking audit --json\`, which prints every payload in full). ${byBytes} Unknown, another account's, or not a UUID: 404.`,
+    'TrackLookup',
+    { parameters: [cursorParameter] },
+  ),
+  read('events/:eventId', 'get-stored-event', 'One stored event in full', "What a list left out (`truncated`): its data and metadata as stored (at most about 1 MiB, as ingest bounds an item). Unknown, another account's, not yet indexed (about a second), or not a UUID: 404.", 'StoredEvent'),
   read('live', 'list-live-events', "The account's latest stored items", 'Newest first; poll with the `cursor` of the previous reply as `after`.', 'LivePage', {
     parameters: [
       query('kind', 'Only items of this endpoint (empty: all).', { enum: [...liveKinds, ''] }),
       limitParameter(200, 50),
       query('after', 'A `cursor` of an earlier reply: only items indexed since.'),
+      query('before', 'An `olderCursor` of an earlier reply: only items indexed before those.'),
     ],
   }),
   read('warnings', 'get-warning-groups', 'Refused items by reason', 'Counts over 30 days with the latest 3 examples of each reason.', 'WarningGroups'),
-  read('warnings/recent', 'list-recent-warnings', 'The latest refused items', 'Newest first, with the message the client got and a body excerpt.', 'RecentWarnings', {
-    parameters: [limitParameter(1000, 100)],
+  read('warnings/recent', 'list-recent-warnings', 'The latest refused items', `Newest first, with the message the client got and a body excerpt. ${byBytes}`, 'RecentWarnings', {
+    parameters: [limitParameter(1000, 100), cursorParameter],
   }),
   read('overview', 'get-overview', 'Accepted and rejected items per endpoint', 'Per minute over the last hour and per hour over 7 days, and how far behind the projections are.', 'Overview'),
 ]);

@@ -42,6 +42,8 @@ function pathParameterOf(name: string, path: string): JsonObject {
         : pathParameter('id', 'The userId or anonymousId of the lead.');
     case 'trackID':
       return pathParameter('trackID', 'A trackID of an ingest reply.', { type: 'string', format: 'uuid' });
+    case 'eventId':
+      return pathParameter('eventId', 'The eventId of a stored event, as a list shows it.', { type: 'string', format: 'uuid' });
     case 'name':
       return pathParameter('name', 'The projection (`all` is the CLI\'s only: 404 here).', { enum: projections.map((p) => p.name) });
     case 'file':

@@ -55,93 +55,141 @@ const warningFields = {
 };
 const reason = { type: 'string', description: 'The label of `tracking_ingest_rejected_items_total`: `schema`, `identity`, `malformed_json`, `too_large`, ...' };
 
+const nextCursor = orNull('string', { description: 'The `cursor` of the next page; null at the end. A page ends at its `limit` or before the item that would take it past 1 MiB of JSON (docs/api.md, Read replies bounded in bytes).' });
+const truncated = {
+  ...schemaRef('Truncated'),
+  description: 'Only when a payload was too large for a list (over 4 KiB of JSON text): it holds null, and this says so by its field name. `GET .../events/{eventId}` gives the event in full.',
+};
+
+/** Lead fields that are the same in full and in a list. */
+const leadFields = (): Record<string, JsonObject> => ({
+  userId: orNull('string'),
+  anonymousId: orNull('string'),
+  firstName: orNull('string'),
+  lastName: orNull('string'),
+  ...systemAttributeProperties,
+  mergedInto: orNull('string'),
+  createdAt: instant,
+  updatedAt: instant,
+  version: { type: 'integer' },
+});
+const attributes = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] }, description: 'Custom attributes.' };
+const attributeTypes = { type: 'object', additionalProperties: { enum: ['string', 'number', 'boolean', 'datetime'] }, description: "Each custom attribute's registered type." };
+const anonymousIds = { type: 'array', items: text, description: 'The anonymous ids merged into this known user.' };
+const nullable = (schema: JsonObject): JsonObject => ({ ...schema, type: [schema.type as string, 'null'] });
+
+const storedEventFields = {
+  eventId: { type: 'string', format: 'uuid' },
+  type: { enum: [...eventTypes] },
+  stream: text,
+  streamPosition: count,
+  globalPosition: count,
+  recordedAt: instant,
+};
+const repeatFields = {
+  alsoStoredAt: {
+    type: 'array',
+    items: schemaRef('StoredAt'),
+    minItems: 1,
+    description: 'Only on an event id the store holds more than once (EventStoreDB may: docs/eventstoredb.md): where its later copies are, oldest first. The event is shown once, at its first copy.',
+  },
+  repeatOf: { ...schemaRef('StoredAt'), description: "Only on a later copy of an event id, in a stream's events: where its first copy is." },
+};
+const metadataDescription = 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).';
+
 const bucket = closedObject({ start: instant, endpoint: { enum: endpoints }, accepted: count, rejected: count });
 
 export const readSchemas: Record<string, JsonObject> = {
   Lead: closedObject(
-    {
-      userId: orNull('string'),
-      anonymousId: orNull('string'),
-      anonymousIds: { type: 'array', items: text, description: 'The anonymous ids merged into this known user.' },
-      firstName: orNull('string'),
-      lastName: orNull('string'),
-      ...systemAttributeProperties,
-      attributes: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] }, description: 'Custom attributes.' },
-      attributeTypes: { type: 'object', additionalProperties: { enum: ['string', 'number', 'boolean', 'datetime'] }, description: "Each custom attribute's registered type." },
-      mergedInto: orNull('string'),
-      createdAt: instant,
-      updatedAt: instant,
-      version: { type: 'integer' },
-    },
+    { ...leadFields(), anonymousIds, attributes, attributeTypes },
     { description: 'A lead: a known user (userId) or an anonymous profile, with every system attribute of a user profile.' },
   ),
+  ListedLead: withOptional(
+    closedObject(
+      { ...leadFields(), anonymousIds: nullable(anonymousIds), attributes: nullable(attributes), attributeTypes: nullable(attributeTypes) },
+      { description: 'A lead as a list shows it: `anonymousIds`, `attributes` and `attributeTypes` are null when too large for a list (`truncated`); `GET .../leads/{id}` gives them in full.' },
+    ),
+    { truncated },
+  ),
+  Truncated: {
+    type: 'object',
+    minProperties: 1,
+    additionalProperties: closedObject({
+      bytes: { type: 'integer', minimum: 0, description: 'Bytes of the payload as JSON text (UTF-8).' },
+      excerpt: { type: 'string', description: 'The start of that text (512 characters).' },
+    }),
+    description: 'The payloads a list left out of an item, by the name of the field that holds null in their place.',
+  },
   LeadPage: closedObject({
-    leads: { type: 'array', items: schemaRef('Lead'), description: 'Newest first.' },
-    nextCursor: orNull('string', { description: 'The `cursor` of the next page; null at the end.' }),
+    leads: { type: 'array', items: schemaRef('ListedLead'), description: 'Newest first.' },
+    nextCursor,
   }),
   LeadEvents: closedObject({
     events: {
       type: 'array',
       description: 'Latest first.',
-      items: closedObject({
+      items: withOptional(closedObject({
         eventId: { type: 'string', format: 'uuid' },
         userId: orNull('string'),
         anonymousId: orNull('string'),
         eventName: text,
         eventTime: orNull('string', { description: 'As sent.' }),
         eventTimeUtc: instant,
-        eventData: anyObject,
+        eventData: orNull('object', { description: 'Null when too large for a list (`truncated`).' }),
         receivedAt: instant,
         trackID: orNull('string', { format: 'uuid', description: 'Null until the track index has the event.' }),
-      }),
+      }), { truncated }),
     },
+    nextCursor,
   }),
   TimelineEntry: {
     oneOf: [
       withOptional(
         closedObject(
-          { kind: { const: 'profile' }, at: instant, trackID, eventType: { enum: ['UserUpserted', 'ProfilesMerged'] } },
+          { kind: { const: 'profile' }, at: instant, eventId: { type: 'string', format: 'uuid' }, trackID, eventType: { enum: ['UserUpserted', 'ProfilesMerged'] } },
           { title: 'A profile sent for the lead', description: 'With the id of the profile it was sent for: `userId` or `anonymousId`.' },
         ),
         { userId: text, anonymousId: text },
       ),
-      closedObject(
-        { kind: { const: 'event' }, at: instant, trackID, eventName: orNull('string'), eventTime: orNull('string'), eventData: orNull('object') },
-        { title: 'An event of the lead', description: 'Its details are null until the user-events projection has applied it.' },
+      withOptional(
+        closedObject(
+          {
+            kind: { const: 'event' },
+            at: instant,
+            eventId: { type: 'string', format: 'uuid' },
+            trackID,
+            eventName: orNull('string'),
+            eventTime: orNull('string'),
+            eventData: orNull('object'),
+          },
+          { title: 'An event of the lead', description: 'Its details are null until the user-events projection has applied it; `eventData` also when too large for a list (`truncated`).' },
+        ),
+        { truncated },
       ),
     ],
   },
-  Timeline: closedObject({ entries: { type: 'array', items: schemaRef('TimelineEntry'), description: 'Latest first.' } }),
+  Timeline: closedObject({ entries: { type: 'array', items: schemaRef('TimelineEntry'), description: 'Latest first.' }, nextCursor }),
   StoredEvent: withOptional(
-    closedObject({
-      eventId: { type: 'string', format: 'uuid' },
-      type: { enum: [...eventTypes] },
-      stream: text,
-      streamPosition: count,
-      globalPosition: count,
-      recordedAt: instant,
-      data: anyObject,
-      metadata: { type: 'object', description: 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).' },
-    }),
-    {
-      alsoStoredAt: {
-        type: 'array',
-        items: schemaRef('StoredAt'),
-        minItems: 1,
-        description: 'Only on an event id the store holds more than once (EventStoreDB may: docs/eventstoredb.md): where its later copies are, oldest first. The event is shown once, at its first copy.',
-      },
-      repeatOf: { ...schemaRef('StoredAt'), description: 'Only on a later copy of an event id, in a stream\'s events: where its first copy is.' },
-    },
+    closedObject({ ...storedEventFields, data: anyObject, metadata: { type: 'object', description: metadataDescription } }, { description: 'A stored event in full.' }),
+    repeatFields,
+  ),
+  ListedStoredEvent: withOptional(
+    closedObject(
+      { ...storedEventFields, data: orNull('object'), metadata: orNull('object', { description: metadataDescription }) },
+      { description: 'A stored event as a list shows it: `data` or `metadata` null when too large for a list (`truncated`).' },
+    ),
+    { ...repeatFields, truncated },
   ),
   StoredAt: closedObject({ stream: text, streamPosition: count, globalPosition: count, recordedAt: instant }, { description: 'Where one copy of a stored event is.' }),
   TrackLookup: closedObject({
     trackID,
-    events: { type: 'array', items: schemaRef('StoredEvent'), minItems: 1 },
+    events: { type: 'array', items: schemaRef('ListedStoredEvent'), description: "The trackID's events (on the first pages)." },
     streams: {
       type: 'object',
-      additionalProperties: { type: 'array', items: schemaRef('StoredEvent') },
-      description: 'Each stream of the events, up to and including them (at most the 100 before them).',
+      additionalProperties: { type: 'array', items: schemaRef('ListedStoredEvent') },
+      description: 'Each stream of the events, up to and including them (at most the 100 before them); a stream may go on in the next page.',
     },
+    nextCursor,
   }),
   LivePage: closedObject({
     items: {
@@ -150,6 +198,7 @@ export const readSchemas: Record<string, JsonObject> = {
       items: closedObject({ trackID, kind: { enum: [...liveKinds] }, eventType: { enum: [...eventTypes] }, receivedAt: instant, stream: text, globalPosition: count }),
     },
     cursor: { type: 'string', description: 'Pass as `after` to get only newer items.' },
+    olderCursor: orNull('string', { description: 'Pass as `before` to get the items older than these; null when there are none.' }),
   }),
   WarningGroups: closedObject({
     groups: {
@@ -165,6 +214,7 @@ export const readSchemas: Record<string, JsonObject> = {
   }),
   RecentWarnings: closedObject({
     warnings: { type: 'array', maxItems: 1000, items: closedObject({ ...warningFields, reason }), description: 'Newest first.' },
+    nextCursor,
   }),
   Overview: closedObject({
     perMinute: { type: 'array', items: bucket, description: 'The last 60 minutes, buckets with traffic, oldest first.' },

@@ -137,8 +137,9 @@ describe('leads read API', function () {
 
     it('timeline: its profiles (those of the merged anonymous id too) and events, latest first, with trackIDs', async () => {
       const { entries } = await ok<{ entries: Entry[] }>(app, account, '/leads/u-9/timeline');
-      const shape = entries.map(({ at, ...rest }) => {
+      const shape = entries.map(({ at, eventId, ...rest }) => {
         expect(at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+        expect(eventId).to.match(uuidPattern);
         return rest;
       });
       expect(shape).to.deep.equal([

@@ -23,7 +23,7 @@ describe('read API: live events (e2e)', () => {
     await app.projected();
     const reply = await app.get<LivePage>(`/admin/v1/accounts/${on.licenseCode}/live${query}`, token);
     expect(reply.status, show(reply)).to.equal(200);
-    expect(reply.body).to.have.all.keys('items', 'cursor');
+    expect(reply.body).to.have.all.keys('items', 'cursor', 'olderCursor');
     return reply.body;
   };
 
@@ -74,7 +74,13 @@ describe('read API: live events (e2e)', () => {
     expect((await live(account, '?kind=events')).items.map((i) => i.trackID)).to.deep.equal([posted[3]]);
     expect((await live(account, '?kind=products')).items.map((i) => i.trackID)).to.deep.equal([posted[4]]);
     expect((await live(account, '?kind=productsevents')).items.map((i) => i.trackID)).to.deep.equal([posted[5]]);
-    expect((await live(account, '?kind=users&limit=2')).items.map((i) => i.eventType)).to.deep.equal(['ProfilesMerged', 'UserUpserted']);
+    const newest = await live(account, '?kind=users&limit=2');
+    expect(newest.items.map((i) => i.eventType)).to.deep.equal(['ProfilesMerged', 'UserUpserted']);
+    // "More": the older items, a page at a time, from the page's olderCursor.
+    const older = await live(account, `?kind=users&limit=2&before=${newest.olderCursor}`);
+    expect(older.items.map((i) => i.trackID)).to.deep.equal([posted[2], posted[1]]);
+    const oldest = await live(account, `?kind=users&limit=2&before=${older.olderCursor}`);
+    expect([oldest.items.map((i) => i.trackID), oldest.olderCursor]).to.deep.equal([[posted[0]], null]);
     expect((await live(account, '?limit=1')).items.map((i) => i.trackID)).to.deep.equal([merge]);
   });
 
@@ -82,7 +88,7 @@ describe('read API: live events (e2e)', () => {
     await postOneOfEach(account);
     const first = await live(account);
     const empty = await live(account, `?after=${first.cursor}`);
-    expect(empty).to.deep.equal({ items: [], cursor: first.cursor });
+    expect(empty).to.deep.equal({ items: [], cursor: first.cursor, olderCursor: null });
 
     const newer = [
       queued(await app.ingest(account, 'events', { userId: 'u-1', eventName: 'later' })),

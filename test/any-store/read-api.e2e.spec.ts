@@ -5,7 +5,7 @@ import { createLogger } from '../../src/logger.js';
 import { adminToken, eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
 import { asAdmin, freshDatabase, type TestDatabase } from '../support/database.js';
 import { bulkResults, queued, requestError, uuidPattern } from '../support/replies.js';
-import type { Lead, LeadPage } from '../../projections/leads/queries.js';
+import type { Lead, LeadPage, ListedLead } from '../../projections/leads/queries.js';
 
 /** The read API: searching and paging leads, trackID lookups, and who may read what. */
 
@@ -29,7 +29,7 @@ interface TrackReply {
 const admin = `Bearer ${adminToken}`;
 const bearer = (account: Credentials): string => `Bearer ${account.accessToken}`;
 const show = (reply: Reply): string => `HTTP ${reply.status} ${JSON.stringify(reply.body)}`;
-const idOf = (lead: Lead): string | null => lead.userId ?? lead.anonymousId;
+const idOf = (lead: Lead | ListedLead): string | null => lead.userId ?? lead.anonymousId;
 const leadsPath = (account: Credentials, query = ''): string => `/admin/v1/accounts/${account.licenseCode}/leads${query}`;
 
 describe('read API: searching leads (e2e)', () => {
@@ -302,7 +302,7 @@ describe('read API: trackIDs (e2e)', () => {
     await app.projected();
     const reply = await app.get<TrackReply>(trackPath(on, trackID), token);
     expect(reply.status, show(reply)).to.equal(200);
-    expect(reply.body).to.have.all.keys('trackID', 'events', 'streams');
+    expect(reply.body).to.have.all.keys('trackID', 'events', 'streams', 'nextCursor');
     return reply.body;
   };
 

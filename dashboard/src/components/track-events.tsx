@@ -1,6 +1,14 @@
 import type { StoredAt, StoredEvent, TrackLookup } from '../api';
 import { formatTime } from './format';
 import { JsonText } from './json-text';
+import { TruncatedPayload } from './truncated-payload';
+
+/** An event's data or metadata: as JSON text, or, when the lookup left it out, its marker and a button to load it. */
+function Part({ license, event, part, label }: { license: string; event: StoredEvent; part: 'data' | 'metadata'; label?: string }) {
+  const marker = event.truncated?.[part];
+  if (!marker) return <JsonText value={event[part]} label={label} />;
+  return <TruncatedPayload license={license} eventId={event.eventId} marker={marker} pick={(full) => full[part]} label={label ?? `${part} of ${event.type}`} />;
+}
 
 /**
  * What the store keeps of one trackID: each event (type, stream, positions, time, data and
@@ -8,7 +16,7 @@ import { JsonText } from './json-text';
  * An event id stored more than once is shown once, with where its later copies are, as text.
  * `level` is the heading level of its parts (3 on the track lookup page, 4 in a panel).
  */
-export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?: 2 | 3 }) {
+export function TrackEvents({ license, lookup, level = 2 }: { license: string; lookup: TrackLookup; level?: 2 | 3 }) {
   const Heading = level === 2 ? 'h2' : 'h3';
   const Sub = level === 2 ? 'h3' : 'h4';
   const own = new Set(lookup.events.map((event) => event.eventId));
@@ -46,15 +54,15 @@ export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?
             ) : null}
           </dl>
           <p class="json-label">data</p>
-          <JsonText value={event.data} label={`data of ${event.type}`} />
+          <Part license={license} event={event} part="data" label={`data of ${event.type}`} />
           <p class="json-label">metadata</p>
-          <JsonText value={event.metadata} label={`metadata of ${event.type}`} />
+          <Part license={license} event={event} part="metadata" label={`metadata of ${event.type}`} />
         </article>
       ))}
       <Heading>Streams up to these events</Heading>
       {streams.length === 0 ? <p>No stream.</p> : null}
       {streams.map(([stream, events]) => (
-        <StreamTable key={stream} stream={stream} events={events} own={own} Sub={Sub} />
+        <StreamTable key={stream} license={license} stream={stream} events={events} own={own} Sub={Sub} />
       ))}
     </div>
   );
@@ -63,7 +71,7 @@ export function TrackEvents({ lookup, level = 2 }: { lookup: TrackLookup; level?
 /** Where a copy is, as text. */
 const placeText = (at: StoredAt): string => `stream ${at.stream}, position ${at.streamPosition}, global position ${at.globalPosition}, recorded ${formatTime(at.recordedAt)}`;
 
-function StreamTable({ stream, events, own, Sub }: { stream: string; events: StoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
+function StreamTable({ license, stream, events, own, Sub }: { license: string; stream: string; events: StoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
   const first = events[0]?.streamPosition ?? 0;
   return (
     <section class="stream" aria-label={`Stream ${stream}`}>
@@ -99,7 +107,7 @@ function StreamTable({ stream, events, own, Sub }: { stream: string; events: Sto
                 <td data-label="Data">
                   <details>
                     <summary>data</summary>
-                    <JsonText value={event.data} />
+                    <Part license={license} event={event} part="data" />
                   </details>
                 </td>
               </tr>

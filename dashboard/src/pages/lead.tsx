@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { TruncatedPayload } from '../components/truncated-payload';
 import { systemAttributes } from '../../../src/spec/system-attributes';
 import { ApiError, getLead, leadTimeline, type Lead, type TimelineEntry } from '../api';
 import { ErrorText, PageHeading } from '../components';
@@ -163,12 +164,27 @@ function describe(entry: TimelineEntry): string {
 
 function Timeline({ license, id }: { license: string; id: string }) {
   const [entries, setEntries] = useState<TimelineEntry[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
     setEntries(null);
     setError(null);
-    leadTimeline(license, id).then(({ entries: found }) => setEntries(found), setError);
+    leadTimeline(license, id).then(({ entries: found, nextCursor }) => {
+      setEntries(found);
+      setNext(nextCursor);
+    }, setError);
   }, [license, id]);
+  const more = () => {
+    if (next === null) return;
+    setLoadingMore(true);
+    leadTimeline(license, id, undefined, next)
+      .then(({ entries: found, nextCursor }) => {
+        setEntries((shown) => [...(shown ?? []), ...found]);
+        setNext(nextCursor);
+      }, setError)
+      .finally(() => setLoadingMore(false));
+  };
 
   return (
     <section aria-labelledby="timeline">
@@ -206,7 +222,17 @@ function Timeline({ license, id }: { license: string; id: string }) {
                             at <When at={entry.eventTime} />{' '}
                           </>
                         ) : null}
-                        {entry.eventData && Object.keys(entry.eventData).length ? <code>{JSON.stringify(entry.eventData)}</code> : null}
+                        {entry.truncated?.eventData ? (
+                          <TruncatedPayload
+                            license={license}
+                            eventId={entry.eventId}
+                            marker={entry.truncated.eventData}
+                            pick={(event) => (event.data as { eventData?: unknown }).eventData}
+                            label={`event data of ${entry.eventName ?? 'the event'}`}
+                          />
+                        ) : entry.eventData && Object.keys(entry.eventData).length ? (
+                          <code>{JSON.stringify(entry.eventData)}</code>
+                        ) : null}
                       </>
                     ) : null}
                   </td>
@@ -221,6 +247,13 @@ function Timeline({ license, id }: { license: string; id: string }) {
           </table>
         </ScrollBox>
       )}
+      {entries && next !== null ? (
+        <p>
+          <button type="button" class="more" onClick={more} disabled={loadingMore}>
+            {loadingMore ? 'Loading…' : 'More of the timeline'}
+          </button>
+        </p>
+      ) : null}
     </section>
   );
 }

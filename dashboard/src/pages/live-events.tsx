@@ -30,6 +30,8 @@ export function LiveEventsPage({ license }: PageProps) {
   const [kind, setKind] = useState<LiveKind | ''>('');
   const [opened, setOpened] = useState<string | null>(null);
   const cursor = useRef<string | undefined>(undefined);
+  const [older, setOlder] = useState<string | null>(null);
+  const [loadingOlder, setLoadingOlder] = useState(false);
 
   // Another account or kind starts a new list.
   useEffect(() => {
@@ -47,7 +49,9 @@ export function LiveEventsPage({ license }: PageProps) {
         const reply = await liveEvents(license, { kind: kind || undefined, after, limit: after ? 200 : 50 });
         if (!wanted()) return;
         cursor.current = reply.cursor;
-        if (reply.items.length > 0) setRows((shown) => [...reply.items, ...shown].slice(0, maxRows));
+        if (after === undefined) setOlder(reply.olderCursor);
+        // Older items loaded with "Show older" stay: the list keeps at least what was asked for.
+        if (reply.items.length > 0) setRows((shown) => [...reply.items, ...shown].slice(0, Math.max(maxRows, shown.length)));
         setLoaded(true);
         setError(null);
       } catch (failure) {
@@ -111,6 +115,26 @@ export function LiveEventsPage({ license }: PageProps) {
           </table>
         </div>
       ) : null}
+      {rows.length > 0 && older && license ? (
+        <p>
+          <button
+            type="button"
+            class="more"
+            disabled={loadingOlder}
+            onClick={() => {
+              setLoadingOlder(true);
+              liveEvents(license, { kind: kind || undefined, before: older, limit: 50 })
+                .then((reply) => {
+                  setRows((shown) => [...shown, ...reply.items]);
+                  setOlder(reply.olderCursor);
+                }, setError)
+                .finally(() => setLoadingOlder(false));
+            }}
+          >
+            {loadingOlder ? 'Loading…' : 'Show older items'}
+          </button>
+        </p>
+      ) : null}
       {opened && license ? <StoredJsonPanel license={license} trackID={opened} onClose={() => setOpened(null)} /> : null}
     </section>
   );
@@ -152,7 +176,7 @@ function StoredJsonPanel({ license, trackID, onClose }: { license: string; track
       </p>
       <ErrorText error={error} />
       {!lookup && !error ? <p>Loading…</p> : null}
-      {lookup ? <TrackEvents lookup={lookup} level={3} /> : null}
+      {lookup ? <TrackEvents license={license} lookup={lookup} level={3} /> : null}
     </aside>
   );
 }

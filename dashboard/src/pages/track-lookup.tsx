@@ -14,6 +14,13 @@ type Lookup =
   | { state: 'failed'; error: unknown }
   | { state: 'found'; lookup: TrackLookup };
 
+/** A lookup with its next page appended: the trackID's events, and each stream's events after those it has. */
+function appended(lookup: TrackLookup, page: TrackLookup): TrackLookup {
+  const streams = { ...lookup.streams };
+  for (const [name, events] of Object.entries(page.streams)) streams[name] = [...(streams[name] ?? []), ...events];
+  return { trackID: lookup.trackID, events: [...lookup.events, ...page.events], streams, nextCursor: page.nextCursor };
+}
+
 const notATrackId = (text: string) => `"${text}" is not a trackID: a trackID is a UUID such as 0192f3a4-5b6c-7d8e-9f01-23456789abcd.`;
 
 /** /track and /track/:trackID: the stored events of a trackID, looked up from a form or the URL. */
@@ -70,13 +77,13 @@ export function TrackLookupPage({ license, params }: PageProps) {
         The trackID an ingest reply gave for an accepted item.
       </p>
       <div class="result" aria-live="polite">
-        <LookupResult result={result} />
+        <LookupResult license={license ?? ''} result={result} onMore={setResult} />
       </div>
     </section>
   );
 }
 
-function LookupResult({ result }: { result: Lookup }) {
+function LookupResult({ license, result, onMore }: { license: string; result: Lookup; onMore: (next: Lookup) => void }) {
   switch (result.state) {
     case 'idle':
       return null;
@@ -98,6 +105,33 @@ function LookupResult({ result }: { result: Lookup }) {
     case 'failed':
       return <ErrorText error={result.error} />;
     case 'found':
-      return <TrackEvents lookup={result.lookup} />;
+      return (
+        <>
+          <TrackEvents license={license} lookup={result.lookup} />
+          <MoreOfLookup license={license} lookup={result.lookup} onMore={(lookup) => onMore({ state: 'found', lookup })} />
+        </>
+      );
   }
+}
+
+/** "Load more": the lookup's next page (a page holds at most 1 MiB), appended to what is shown. */
+function MoreOfLookup({ license, lookup, onMore }: { license: string; lookup: TrackLookup; onMore: (lookup: TrackLookup) => void }) {
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (lookup.nextCursor === null) return null;
+  const more = () => {
+    setLoading(true);
+    setError(null);
+    lookupTrack(license, lookup.trackID, lookup.nextCursor ?? undefined)
+      .then((page) => onMore(appended(lookup, page)), setError)
+      .finally(() => setLoading(false));
+  };
+  return (
+    <p>
+      <button type="button" class="more" onClick={more} disabled={loading}>
+        {loading ? 'Loading…' : 'Load more of the streams'}
+      </button>
+      <ErrorText error={error} />
+    </p>
+  );
 }

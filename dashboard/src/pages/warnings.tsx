@@ -17,6 +17,9 @@ const recentShown = 100;
 export function WarningsPage({ license }: PageProps) {
   const [groups, setGroups] = useState<WarningGroup[] | null>(null);
   const [recent, setRecent] = useState<Warning[] | null>(null);
+  /** Older pages asked for with "Show older": kept apart from the refreshed latest page. */
+  const [older, setOlder] = useState<{ warnings: Warning[]; next: string | null } | null>(null);
+  const [firstNext, setFirstNext] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
 
   usePolling(
@@ -27,6 +30,7 @@ export function WarningsPage({ license }: PageProps) {
         if (!wanted()) return;
         setGroups(grouped.groups);
         setRecent(latest.warnings);
+        setFirstNext(latest.nextCursor);
         setError(null);
       } catch (failure) {
         if (wanted()) setError(failure);
@@ -82,7 +86,7 @@ export function WarningsPage({ license }: PageProps) {
                 </tr>
               </thead>
               <tbody>
-                {recent.map((warning, index) => (
+                {[...recent, ...(older?.warnings ?? [])].map((warning, index) => (
                   <tr key={index}>
                     <td data-label="When">{formatTime(warning.at)}</td>
                     <td data-label="Endpoint">{warning.endpoint}</td>
@@ -106,6 +110,24 @@ export function WarningsPage({ license }: PageProps) {
               </tbody>
             </table>
           </div>
+          {(older ? older.next : firstNext) !== null && license ? (
+            <p>
+              <button
+                type="button"
+                class="more"
+                onClick={() => {
+                  const cursor = older ? older.next : firstNext;
+                  if (cursor === null) return;
+                  recentWarnings(license, recentShown, cursor).then(
+                    (page) => setOlder({ warnings: [...(older?.warnings ?? []), ...page.warnings], next: page.nextCursor }),
+                    setError,
+                  );
+                }}
+              >
+                Show older refused items
+              </button>
+            </p>
+          ) : null}
         </>
       ) : null}
     </section>
