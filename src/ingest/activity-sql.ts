@@ -51,11 +51,6 @@ export interface RejectedItemRow {
 
 const rejectedItemColumns = 'at, endpoint, reason, status, message, excerpt, truncated';
 
-/** One account's rejected items, the latest first. */
-export const latestRejectedItems = `
-  SELECT ${rejectedItemColumns} FROM ingest_rejected_items
-  WHERE account_id = $1 ORDER BY id DESC LIMIT $2`;
-
 export interface ReasonRow {
   reason: string;
   count: number;
