@@ -75,9 +75,11 @@ function helpers(get: () => TestApp) {
     },
     async timeline(account: Credentials, id: string): Promise<TimelineEvent[]> {
       await get().projected();
-      const reply = await get().get<{ events: TimelineEvent[] }>(path(account, `/leads/${encodeURIComponent(id)}/events`), admin);
+      const reply = await get().get<{ events: TimelineEvent[]; nextCursor: string | null }>(path(account, `/leads/${encodeURIComponent(id)}/events`), admin);
       expect(reply.status, show(reply)).to.equal(200);
-      expect(reply.body).to.have.all.keys('events');
+      expect(reply.body).to.have.all.keys('events', 'nextCursor');
+      // A few small events: one page.
+      expect(reply.body.nextCursor).to.equal(null);
       return reply.body.events;
     },
     path,
