@@ -1,4 +1,5 @@
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { parsedBodyCost } from '../src/http/body-budget.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
@@ -96,6 +97,38 @@ describe('request bodies held at once are bounded in bytes of heap, fairly betwe
     expect(JSON.parse(reply.text)).to.deep.equal({ error: 'the body arrived slower than 240 bytes per second over 5 s: nothing was stored', code: 408 });
     await untilInFlight(0);
     expect(await app.events()).to.deep.equal([]);
+  });
+
+  it('counts the minimum data rate on the bytes sent, not on what they inflate to: a trickled gzip body gets 408', async () => {
+    // About 1 kB of gzip that inflates to 1 MB: sent at 100 bytes a second, it inflates far faster than 240.
+    const body = gzipSync(eventBody(1_000_000));
+    expect(body.length).to.be.within(1_000, 3_000);
+    const url = new URL(`${app.baseUrl}/v1/accounts/${account.licenseCode}/events`);
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.accessToken}`, 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length },
+    });
+    const reply = new Promise<number>((resolve, reject) => {
+      req.on('response', (res: IncomingMessage) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+    let sent = 0;
+    const trickle = setInterval(() => {
+      if (sent >= body.length) return;
+      req.write(body.subarray(sent, sent + 50));
+      sent += 50;
+    }, 500);
+    try {
+      expect(await reply).to.equal(408);
+    } finally {
+      clearInterval(trickle);
+      req.destroy();
+    }
+    expect(sent).to.be.below(body.length);
+    await untilInFlight(0);
   });
 
   it('keeps a third account ingesting while two accounts each hold several slow bodies', async () => {

@@ -1,5 +1,5 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, deflateSync, gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { bulkBytes, singleItemBytes } from '../src/http/body.js';
 import { servedApp, type Credentials, type PostOptions, type Reply, type TestApp } from './support/app.js';
@@ -97,6 +97,20 @@ describe('compressed request bodies (e2e)', () => {
       expect(requestError(reply, 413), endpoint).to.match(/^body is larger than \dmb once decompressed$/);
     }
     queued(await app.ingest(account, 'events', undefined, compressed('gzip', oneItemOfEachKind.events)));
+  });
+
+  it('stops inflating a small brotli body of 256 MiB once it passes the limit: after the 413, no CPU goes on it', async () => {
+    // Brotli shrinks 256 MiB of zeros to under 1 kB; inflating all of it takes the machine seconds.
+    const bomb = brotliCompressSync(Buffer.alloc(256 * 1024 * 1024), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 5 } });
+    expect(bomb.length).to.be.below(2_000);
+    const cpuBefore = process.cpuUsage();
+    const reply = await app.ingest(account, 'events/bulk', undefined, { raw: bomb, headers: { 'content-encoding': 'br' } });
+    expect(requestError(reply, 413)).to.equal('body is larger than 5mb once decompressed');
+    // The service runs in this process: its CPU is this process's. Inflating 5 MiB takes a few
+    // milliseconds; an inflater left running would take over a second of the next one.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const { user, system } = process.cpuUsage(cpuBefore);
+    expect((user + system) / 1e6, 'CPU seconds of this process from the request to a second after its reply').to.be.below(0.5);
   });
 
   it('answers a corrupt or truncated compressed body with 400 form A naming the problem, and stores nothing', async () => {

@@ -61,4 +61,16 @@ describe('the values and the objects and arrays an item may hold (unit)', () => 
     expect(capped).to.include({ tooDeep: false, containers: containerCap + 1 });
     expect(capped.problem).to.match(/^the item holds more than 1,000 objects/);
   });
+
+  it('skips a leading byte order mark, which the parser drops, so that the items behind it are counted', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const body = Buffer.concat([bom, Buffer.from(`[{"eventData":[${values(maxItemValues)}]}]`)]);
+    expect(bodyShape(body, 1, maxNestingDepth + 1).problem).to.match(/^\[0\] holds more than 10,000 values/);
+  });
+
+  it('counts a bulk body that is not an array as one item, whatever its keys', () => {
+    const keys = Array.from({ length: maxItemValues }, (_, i) => `"k${i}":0`).join(',');
+    expect(bulk(` \n{${keys}}`).problem).to.match(/^the item holds more than 10,000 values/);
+    expect(bulk('{"a":1}')).to.deep.equal({ containers: 1, problem: null, tooDeep: false });
+  });
 });

@@ -60,6 +60,20 @@ describe('read and operator parameters PostgreSQL cannot take (e2e)', () => {
     expect(errorLines(lines)).to.deep.equal([]);
   });
 
+  it('answers a NUL character in the license code of the path with 400 form A naming it, on read and ingest routes alike, before PostgreSQL sees it', async () => {
+    const requests: [string, string, unknown][] = [
+      ['GET', `/admin/v1/accounts/${nul}/leads`, undefined],
+      ['GET', `/admin/v1/accounts/${nul}/track/0190a0a0-0000-7000-8000-000000000000`, undefined],
+      ['POST', `/v1/accounts/${nul}/events`, { userId: 'u-1', eventName: 'visit' }],
+    ];
+    for (const [method, path, body] of requests) {
+      const reply = await app.request(method, path, body, { authorization: `Bearer ${account.accessToken}` });
+      expect(requestError(reply, 400), `${method} ${path}`).to.equal('path parameter license contains a NUL character or an unpaired surrogate, which the service cannot take');
+    }
+    // Not even a warning: PostgreSQL never got the value.
+    expect(lines.filter((line) => line.level >= levels.warn)).to.deep.equal([]);
+  });
+
   it('answers a NUL character or an encoded surrogate in any query parameter of any route with 400 form A naming it, and logs no error', async () => {
     for (const route of adminRoutes()) {
       const path = route.path.replace(/:\w+/g, 'x1');

@@ -81,10 +81,15 @@ export function readBody(req: Request, res: Response, options: ReadOptions): Pro
     res.set('Connection', 'close');
     return Promise.reject(tooLarge());
   }
+  const aborted = () => new AppError(400, 'the request was aborted before its body arrived', 'request', 'aborted');
+  // Aborted while it was authenticated: no event will come.
+  if (req.destroyed && !req.complete) return Promise.reject(aborted());
   const source: Readable = inflater ? req.pipe(inflater) : req;
 
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let inflated = 0;
+    // The minimum data rate counts what the client sends, not what it inflates to.
     const reading: Reading = { minBytesPerSecond, received: 0, windowStartedAt: Date.now(), receivedAtWindowStart: 0, tooSlow: () => {} };
     let done = false;
     const stopWatching = watchRate(reading);
@@ -95,44 +100,51 @@ export function readBody(req: Request, res: Response, options: ReadOptions): Pro
       source.off('data', onData);
       source.off('end', onEnd);
       source.off('error', onError);
+      req.off('data', onWireData);
       req.off('close', onClose);
     };
     const fail = (error: Error) => {
       if (done) return;
       cleanUp();
+      // An inflater left running would go on inflating what it already holds, however much.
+      if (inflater) {
+        req.unpipe(inflater);
+        inflater.destroy();
+      }
       if (!req.complete) {
         // What the client still sends is not read: the connection ends with the reply.
         res.set('Connection', 'close');
-        if (inflater) {
-          req.unpipe(inflater);
-          inflater.destroy();
-        }
         req.pause();
       }
       reject(error);
     };
+    const onWireData = (chunk: Buffer) => {
+      reading.received += chunk.length;
+    };
     const onData = (chunk: Buffer) => {
       if (done) return;
-      reading.received += chunk.length;
-      if (reading.received > limit) return fail(tooLarge());
+      inflated += chunk.length;
+      if (inflated > limit) return fail(tooLarge());
       if (reservation && !reservation.grow(chunk.length)) return fail(busy());
       chunks.push(chunk);
     };
     const onEnd = () => {
       if (done) return;
       cleanUp();
-      resolve(Buffer.concat(chunks, reading.received));
+      resolve(Buffer.concat(chunks, inflated));
     };
     const onError = (error: Error) => {
       if (inflater) return fail(new AppError(400, `body is not valid ${encoding} data (Content-Encoding: ${encoding}): ${error.message}`, 'request', 'corrupt_compression'));
-      fail(new AppError(400, 'the request was aborted before its body arrived', 'request', 'aborted'));
+      fail(aborted());
     };
     const onClose = () => {
-      if (!req.complete) fail(new AppError(400, 'the request was aborted before its body arrived', 'request', 'aborted'));
+      if (!req.complete) fail(aborted());
     };
     reading.tooSlow = () =>
       fail(new AppError(408, `the body arrived slower than ${minBytesPerSecond} bytes per second over ${slowBodyWindowSeconds} s: nothing was stored`, 'request', 'too_slow'));
 
+    // Listened to first, so that the wire's bytes are counted before they are inflated.
+    req.on('data', onWireData);
     source.on('data', onData);
     source.on('end', onEnd);
     source.on('error', onError);

@@ -88,7 +88,11 @@ export function jsonBody(limit: number, options: JsonBodyOptions = {}): RequestH
       const shape = bodyShape(raw, itemLevel, maxDepth);
       // Too deep is refused by the check of nesting below, which names the place.
       if (shape.problem && !shape.tooDeep) throw new AppError(413, shape.problem, 'request', 'too_large');
-      if (reservation && !reservation.grow(parsedBodyCost(raw.length, shape.containers) - reservation.held)) throw busy();
+      // A body with a run of 16 digits is parsed a second time, the rare way, to find integers a
+      // double rounds: each value then also passes through a reviver, with its source text.
+      const longNumbers = mayHoldInexactInteger(raw);
+      const cost = parsedBodyCost(raw.length, shape.containers) * (longNumbers ? 2 : 1);
+      if (reservation && !reservation.grow(cost - reservation.held)) throw busy();
       // The decoder keeps a leading byte order mark, which RFC 8259 lets a parser ignore.
       const text = raw.toString('utf8').replace(/^\uFEFF/, '');
       let body: unknown = {};
@@ -101,8 +105,13 @@ export function jsonBody(limit: number, options: JsonBodyOptions = {}): RequestH
       // Depth first: the second parse of a body with long numbers recurses as deep as it nests.
       const tooDeep = nestingProblem(body, maxDepth);
       if (tooDeep) throw new AppError(400, tooDeep, 'request', 'too_deep');
-      // A body with a run of 16 digits is parsed again, the rare way, to find integers a double rounds.
-      req.body = mayHoldInexactInteger(raw) ? parseMarkingInexactIntegers(text) : body;
+      if (!longNumbers) {
+        req.body = body;
+      } else {
+        // The first tree is dropped before the second is made.
+        body = undefined;
+        req.body = parseMarkingInexactIntegers(text);
+      }
       next();
     },
   ];

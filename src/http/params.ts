@@ -30,16 +30,18 @@ const isRouter = (handle: unknown): handle is Router =>
   typeof handle === 'function' && Array.isArray((handle as { stack?: unknown }).stack) && typeof (handle as { param?: unknown }).param === 'function';
 
 /**
- * Checks every path parameter of every route of `router` and of the routers mounted in it, whatever
- * its name: routes added later are covered without a change here. Called once the routes are
+ * Checks every path parameter of every route of `router` and of the routers mounted in it, and of
+ * the paths they are mounted on, whatever its name: routes added later are covered without a change
+ * here. Called once the routes are
  * defined. (A segment that is not percent-encoded UTF-8 never reaches a parameter: express answers
  * 400 for it.)
  */
 export function checkPathParams(router: Router): void {
   const names = new Set<string>();
   for (const layer of router.stack) {
-    const path: unknown = layer.route?.path;
-    for (const pattern of [path].flat()) if (typeof pattern === 'string') for (const name of paramNamesOf(pattern)) names.add(name);
+    // A route's path, or the path a router or middleware is mounted on (`/v1/accounts/:license`).
+    const paths: unknown[] = [layer.route?.path, (layer as { rawPath?: unknown }).rawPath];
+    for (const pattern of paths.flat()) if (typeof pattern === 'string') for (const name of paramNamesOf(pattern)) names.add(name);
     if (isRouter(layer.handle)) checkPathParams(layer.handle);
   }
   for (const name of names) router.param(name, checkPathParam);

@@ -52,6 +52,13 @@ function closingQuote(bytes: Buffer, open: number): number {
   return bytes.length;
 }
 
+/** Where the first value starts, past blanks. */
+function firstValueAt(bytes: Buffer, from: number): number {
+  let at = from;
+  while (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d) at += 1;
+  return at;
+}
+
 const count = (n: number): string => n.toLocaleString('en');
 const itemName = (itemLevel: number, index: number): string => (itemLevel === 0 ? 'the item' : `[${index}]`);
 
@@ -65,6 +72,10 @@ const itemName = (itemLevel: number, index: number): string => (itemLevel === 0 
  * than `containerCap` objects and arrays.
  */
 export function bodyShape(bytes: Buffer, itemLevel: 0 | 1, maxDepth: number): BodyShape {
+  // A leading byte order mark is dropped before parsing; here it would read as a number.
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  // A bulk body that is not an array is refused once parsed; until then it is one item.
+  if (itemLevel === 1 && bytes[firstValueAt(bytes, start)] !== openBracket) itemLevel = 0;
   let depth = 0;
   let containers = 0;
   let problem: string | null = null;
@@ -74,7 +85,7 @@ export function bodyShape(bytes: Buffer, itemLevel: 0 | 1, maxDepth: number): Bo
   let itemIndex = -1;
   let inScalar = false;
   const length = bytes.length;
-  for (let at = 0; at < length; at += 1) {
+  for (let at = start; at < length; at += 1) {
     const byte = bytes[at] as number;
     if (inScalar) {
       if (endsScalar[byte] === 0) continue;
