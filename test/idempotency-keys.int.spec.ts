@@ -3,7 +3,7 @@ import { createAccount } from '../src/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { AppError } from '../src/errors.js';
 import { IdempotencyKeys } from '../src/ingest/idempotency.js';
-import { IdentityMap } from '../src/ingest/identity-map.js';
+import { IdentityMap, maxMergedIdsPerUser } from '../src/ingest/identity-map.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 /** Idempotency-Keys and the identity map on a real database (docs/decisions.md, Idempotency; Users). */
@@ -108,5 +108,20 @@ describe('idempotency keys and the identity map (int)', () => {
     expect(await identities.claim(accountId, 'a-1', 'u-2', eventId(3))).to.deep.equal({ ok: false, mergedInto: 'u-1' });
     // Another account's anonymous id of the same name is another person.
     expect(await identities.claim(otherAccountId, 'a-1', 'u-2', eventId(4))).to.deep.equal({ ok: true, mergeEventId: eventId(4) });
+  });
+
+  it(`the identity map: a user takes at most ${maxMergedIdsPerUser} anonymous ids, the repeat of a merge it holds still succeeds, other users are not affected`, async () => {
+    const identities = new IdentityMap(pool);
+    const eventId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    await pool.query(
+      `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
+       SELECT $1, 'a-' || n, 'u-1', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid FROM generate_series(1, $2::int - 1) n`,
+      [accountId, maxMergedIdsPerUser],
+    );
+    expect(await identities.claim(accountId, 'a-last', 'u-1', eventId(100_000))).to.deep.equal({ ok: true, mergeEventId: eventId(100_000) });
+    expect(await identities.claim(accountId, 'a-one-more', 'u-1', eventId(100_001))).to.deep.equal({ ok: false, full: true });
+    expect(await identities.claim(accountId, 'a-1', 'u-1', eventId(100_002))).to.deep.equal({ ok: true, mergeEventId: eventId(1) });
+    expect(await identities.claim(accountId, 'a-one-more', 'u-2', eventId(100_003))).to.deep.equal({ ok: true, mergeEventId: eventId(100_003) });
+    expect(await identities.claim(otherAccountId, 'a-two', 'u-1', eventId(100_004))).to.deep.equal({ ok: true, mergeEventId: eventId(100_004) });
   });
 });

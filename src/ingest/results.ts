@@ -4,6 +4,6 @@ export type ItemResult =
   | { status: 'error'; message: string; reason: RejectReason };
 
 /** Why an item is rejected: a label for metrics (rejected items by reason). */
-export type RejectReason = 'schema' | 'identity' | 'datetime' | 'attribute_type' | 'merge_conflict';
+export type RejectReason = 'schema' | 'identity' | 'datetime' | 'attribute_type' | 'merge_conflict' | 'merge_limit';
 
 export const rejected = (message: string, reason: RejectReason): ItemResult => ({ status: 'error', message, reason });

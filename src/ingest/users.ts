@@ -5,7 +5,7 @@ import { classifyAttributes, type AttributeType } from './attributes.js';
 import { typeConflict, type AttributeTypeRegistry, type AttributeTypes } from './attribute-registry.js';
 import { appendDecisions, type CommandDeps, type Decision } from './decisions.js';
 import { checkIdentities } from './identifiers.js';
-import type { IdentityMap } from './identity-map.js';
+import { maxMergedIdsPerUser, type IdentityMap } from './identity-map.js';
 import { metadataFor, type IngestContext } from './request.js';
 import { rejected, type ItemResult } from './results.js';
 import { toUtcInstant } from './timestamps.js';
@@ -153,6 +153,9 @@ async function claimMerge(
   // can never give two different merges the same event id.
   const proposedId = derivedEventId(trackId, `ProfilesMerged\n${anonymousId}`);
   const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, proposedId);
+  if ('full' in claim) {
+    return rejected(`userId '${userId}' has ${maxMergedIdsPerUser.toLocaleString('en')} anonymousIds merged into it, as many as a user may take: anonymousId '${anonymousId}' cannot be merged into it`, 'merge_limit');
+  }
   if (!claim.ok) {
     return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict');
   }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { maxMergedIdsPerUser } from '../../src/ingest/identity-map.js';
 import { eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
 import { eventsOfType, itemError, queued, storesNothing } from '../support/replies.js';
 
@@ -179,5 +180,21 @@ describe('users: merging an anonymous profile into a known user (e2e)', () => {
     expect(message).to.contain('anon-1');
     const merges = await eventsOfType(app, 'ProfilesMerged');
     expect(merges.map((e) => e.data.userId)).to.deep.equal(['u-1']);
+  });
+
+  it(`refuses a merge into a user already holding ${maxMergedIdsPerUser} anonymousIds, naming the user and the limit, and stores nothing of it`, async () => {
+    // The first 999 merges as the identity map holds them; the service's own merges follow.
+    const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);
+    await app.pool.query(
+      `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
+       SELECT $1, 'anon-' || n, 'u-1', gen_random_uuid() FROM generate_series(1, $2::int - 1) n`,
+      [rows[0]?.id, maxMergedIdsPerUser],
+    );
+    queued(await merge('u-1', 'anon-last'));
+    const message = await storesNothing(app, async () => itemError(await merge('u-1', 'anon-one-more')));
+    expect(message).to.equal(`userId 'u-1' has 1,000 anonymousIds merged into it, as many as a user may take: anonymousId 'anon-one-more' cannot be merged into it`);
+    // A merge the user holds is still a success, and another user takes the id.
+    queued(await merge('u-1', 'anon-7'));
+    queued(await merge('u-2', 'anon-one-more'));
   });
 });
