@@ -27,11 +27,13 @@ describe('robustness: odd input and a hung store (e2e)', () => {
     queued(await app.ingest(account, 'users', { userId: 'u1', birth_date: '0001-01-01T00:30:00-0100', attributes: {} }));
   });
 
-  it('answers license segments that cannot be a license code with 401, and undecodable paths with 400, never 500', async () => {
-    for (const segment of ['%00', 'not-a-license', `${account.licenseCode}x`]) {
+  it('answers license segments that cannot be a license code with 401, a NUL in one and undecodable paths with 400, never 500', async () => {
+    for (const segment of ['not-a-license', `${account.licenseCode}x`]) {
       const reply = await app.request('POST', `/v1/accounts/${segment}/events`, { userId: 'u1', eventName: 'x' }, { authorization: `Bearer ${account.accessToken}` });
       requestError(reply, 401);
     }
+    const withNul = await app.request('POST', '/v1/accounts/%00/events', { userId: 'u1', eventName: 'x' }, { authorization: `Bearer ${account.accessToken}` });
+    expect(requestError(withNul, 400)).to.equal('path parameter license contains a NUL character or an unpaired surrogate, which the service cannot take');
     const undecodable = await app.request('POST', '/v1/accounts/%FF/events', { userId: 'u1', eventName: 'x' }, { authorization: `Bearer ${account.accessToken}` });
     expect(requestError(undecodable, 400)).not.to.contain('%FF');
   });
