@@ -2,7 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { accountOf } from './auth.js';
-import { sentCompressed } from './body.js';
+import { sentCompressed } from './content-encoding.js';
 
 /**
  * What a body costs the heap once read, parsed, checked and handed to the event store: a few

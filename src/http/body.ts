@@ -8,26 +8,12 @@ import { bodyShape } from '../ingest/item-size.js';
 import { maxNestingDepth, nestingProblem } from '../ingest/nesting.js';
 import { busy, parsedBodyCost, reservationOf } from './body-budget.js';
 import { readBody } from './body-reader.js';
+import { bodyEncodings, contentEncodingOf } from './content-encoding.js';
 import { defaultMinBodyBytesPerSecond } from '../config.js';
 
 /** Body limits in bytes: 1 MiB for one item, 5 MiB for a bulk request. */
 export const singleItemBytes = 1024 * 1024;
 export const bulkBytes = 5 * 1024 * 1024;
-
-/**
- * The Content-Encodings a JSON body may come in: they are inflated as the body is read, and the
- * body limit applies to the inflated bytes. Any other (zstd too, which only some Node versions
- * inflate; a list such as `gzip, br`) gets 415.
- */
-export const bodyEncodings: readonly string[] = ['identity', 'gzip', 'deflate', 'br'];
-
-/** The request's Content-Encoding, lowercased; `identity` when none is given. */
-export function contentEncodingOf(req: Request): string {
-  return (req.get('content-encoding') || 'identity').trim().toLowerCase();
-}
-
-/** Whether the body is sent compressed: what it holds once read is then known only by reading it. */
-export const sentCompressed = (req: Request): boolean => contentEncodingOf(req) !== 'identity';
 
 /** The raw body of each request read, for the excerpt of a rejected one (gone with the request). */
 const rawBodies = new WeakMap<Request, Buffer>();

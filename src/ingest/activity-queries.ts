@@ -53,14 +53,6 @@ export async function warningGroups(pool: Pool, accountId: string): Promise<Warn
   }));
 }
 
-/**
- * One account's rejected items, the latest first, older than the item $3 (null: from the latest):
- * each row is small (message and excerpt are at most 2 KB each), so $2 of them are bounded in bytes.
- */
-const rejectedItemsBefore = `
-  SELECT id, at, endpoint, reason, status, message, excerpt, truncated FROM ingest_rejected_items
-  WHERE account_id = $1 AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $2`;
-
 export interface WarningPage {
   warnings: Warning[];
   /** The `cursor` of the next (older) page; null at the end. */
@@ -75,7 +67,7 @@ export function decodeWarningsCursor(cursor: string): number | null {
 
 /** A page of one account's latest rejected items, newest first: at most `limit` and what fits a reply in bytes. */
 export async function recentWarnings(pool: Pool, accountId: string, limit: number, before?: number): Promise<WarningPage> {
-  const { rows } = await pool.query<RejectedItemRow & { id: string }>(rejectedItemsBefore, [accountId, limit + 1, before ?? null]);
+  const { rows } = await pool.query<RejectedItemRow & { id: string }>(sql.rejectedItemsBefore, [accountId, limit + 1, before ?? null]);
   const warnings = rows.slice(0, limit).map(warningOf);
   const fitting = countFitting(warnings);
   const last = rows[fitting - 1];

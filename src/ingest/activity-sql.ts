@@ -51,6 +51,14 @@ export interface RejectedItemRow {
 
 const rejectedItemColumns = 'at, endpoint, reason, status, message, excerpt, truncated';
 
+/**
+ * One account's rejected items, the latest first, older than the item $3 (null: from the latest):
+ * each row is small (message and excerpt are at most 2 KB each), so $2 of them are bounded in bytes.
+ */
+export const rejectedItemsBefore = `
+  SELECT id, ${rejectedItemColumns} FROM ingest_rejected_items
+  WHERE account_id = $1 AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $2`;
+
 export interface ReasonRow {
   reason: string;
   count: number;

@@ -1,5 +1,5 @@
 import { sessionCookie } from '../http/auth.js';
-import { bodyEncodings } from '../http/body.js';
+import { bodyEncodings } from '../http/content-encoding.js';
 import { idempotencyWindowHours } from '../ingest/idempotency.js';
 import { schemaRef, type JsonObject } from './json.js';
 
