@@ -5,6 +5,7 @@ import type { Pool } from './db/pool.js';
 import { createEventStore } from './eventstore/index.js';
 import type { EventStore } from './eventstore/port.js';
 import { BodyBudget } from './http/body-budget.js';
+import { AdminTokenGuesses } from './http/sign-in-limit.js';
 import { IngestRateLimits } from './http/rate-limit.js';
 import { IngestActivity } from './ingest/activity.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
@@ -32,6 +33,8 @@ export interface Services {
   rateLimits: IngestRateLimits;
   /** Bytes of request bodies held at once. */
   bodies: BodyBudget;
+  /** Wrong admin tokens by client address, shared by sign-in and every route that takes the admin token. */
+  adminTokenGuesses: AdminTokenGuesses;
   /** Emits 'appended' after each committed append batch, so that projection workers look at once. */
   appends: EventEmitter<{ appended: [] }>;
   /** What each account's ingest accepted and rejected, written once a second; close() before the pool ends. */
@@ -58,6 +61,7 @@ export function createServices(config: Config, pool: Pool, log: Logger, metrics 
     sessions: new SessionStore(pool, config.adminToken),
     rateLimits: new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute),
     bodies: new BodyBudget(config.inflightBodyBytes, metrics),
+    adminTokenGuesses: new AdminTokenGuesses(),
     activity: new IngestActivity(pool, log, {}, metrics),
   };
 }

@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 import type { Session } from '../sessions.js';
 import { hashToken, tokenMatches } from '../token-hash.js';
 import { accessTokenPrefix } from '../access-tokens.js';
-import { adminTokenGuessesOf, type AdminTokenGuesses } from './sign-in-limit.js';
+import type { AdminTokenGuesses } from './sign-in-limit.js';
 
 /** The cookie that holds a dashboard session id. */
 export const sessionCookie = 'tracking_session';
@@ -69,7 +69,7 @@ async function cookieSession(req: Request, services: AuthServices): Promise<Sess
   return session;
 }
 
-export type AuthServices = Pick<Services, 'accounts' | 'sessions' | 'config' | 'pool'>;
+export type AuthServices = Pick<Services, 'accounts' | 'sessions' | 'config' | 'pool' | 'adminTokenGuesses'>;
 
 const adminHashOf = (services: AuthServices): Buffer | null => (services.config.adminToken ? hashToken(services.config.adminToken) : null);
 
@@ -113,7 +113,7 @@ export function ingestAuth(accounts: AccountDirectory): RequestHandler {
  */
 export function adminAuth(services: AuthServices): RequestHandler {
   const adminHash = adminHashOf(services);
-  const guesses = adminTokenGuessesOf(services);
+  const guesses = services.adminTokenGuesses;
   return async (req: Request, _res: Response, next: NextFunction) => {
     const token = presentedToken(req.get('authorization'));
     if (token) {
@@ -139,7 +139,7 @@ export function adminAuth(services: AuthServices): RequestHandler {
  */
 export function accountReadAuth(services: AuthServices): RequestHandler {
   const adminHash = adminHashOf(services);
-  const guesses = adminTokenGuessesOf(services);
+  const guesses = services.adminTokenGuesses;
   const asOperator = async (license: string, res: Response): Promise<void> => {
     const account = await services.accounts.find(license);
     if (!account) throw notFound('unknown license code');

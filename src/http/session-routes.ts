@@ -5,7 +5,6 @@ import { sessionSeconds, type Session } from '../sessions.js';
 import { hashToken, tokenMatches } from '../token-hash.js';
 import { refuseForeignOrigin, sessionCookie, sessionIdOf } from './auth.js';
 import { checkedJsonBody } from './params.js';
-import { adminTokenGuessesOf } from './sign-in-limit.js';
 
 /** Sign-in bodies hold two short strings. */
 const signInBytes = 4 * 1024;
@@ -35,7 +34,7 @@ function credential(body: Record<string, unknown>, name: string): string {
 export function sessionRoutes(services: Services): Router {
   const router = Router();
   const session = router.route('/session');
-  const guesses = adminTokenGuessesOf(services);
+  const guesses = services.adminTokenGuesses;
 
   session.post(...checkedJsonBody(signInBytes), async (req: Request, res: Response) => {
     // Signing in from another site (login CSRF) would put the victim in the attacker's account.

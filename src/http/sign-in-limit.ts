@@ -32,21 +32,6 @@ export class AdminTokenGuesses {
   }
 }
 
-const counts = new WeakMap<object, AdminTokenGuesses>();
-
-/**
- * The count of wrong admin tokens of `services` (one per process): sign-in and every route that
- * takes the admin token share it, so that guesses spread over them are counted together.
- */
-export function adminTokenGuessesOf(services: object): AdminTokenGuesses {
-  let guesses = counts.get(services);
-  if (!guesses) {
-    guesses = new AdminTokenGuesses();
-    counts.set(services, guesses);
-  }
-  return guesses;
-}
-
 const addressOf = (req: Request): string => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 function tooMany(state: RateLimiterRes): AppError {
