@@ -2,58 +2,39 @@ import { createPool, type ServerAddress } from '../src/db/pool.js';
 import { leadsProjection } from './leads/projection.js';
 import { productsProjection } from './products/projection.js';
 import type { Projection } from './runner/projection.js';
-import { ProjectionRunner, type RunnerOptions } from './runner/runner.js';
-import { SharedCatchUp } from './runner/shared-catch-up.js';
+import { ProjectionWorker, type WorkerOptions } from './runner/worker.js';
 import { trackIndexProjection } from './track-index/projection.js';
 import { userEventsProjection } from './user-events/projection.js';
 
 export type { Projection } from './runner/projection.js';
+export { ProjectionWorker } from './runner/worker.js';
 
-/** Every projection, each with its own checkpoint, lock and worker. */
+/** Batches a worker applies at once. */
+export const defaultLanes = 4;
+
+/** Every projection: each applies every account's events on cursors of its own. */
 export const projections: readonly Projection[] = [leadsProjection, userEventsProjection, productsProjection, trackIndexProjection];
 
 export function projectionNamed(name: string): Projection | undefined {
   return projections.find((p) => p.name === name);
 }
 
-/** The workers of one process: one runner per projection, active or standing by. */
-export class ProjectionWorkers {
-  readonly runners: ProjectionRunner[];
-
-  constructor(options: RunnerOptions, selected: readonly Projection[] = projections) {
-    // Runners at the same checkpoint share their reads (a full replay reads the store once, not once per projection).
-    const shared = { ...options, store: new SharedCatchUp(options.store) };
-    this.runners = selected.map((projection) => new ProjectionRunner(projection, shared));
-  }
-
-  start(): this {
-    for (const runner of this.runners) runner.start();
-    return this;
-  }
-
-  /** Events were appended in this process. */
-  wake(): void {
-    for (const runner of this.runners) runner.wake();
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.runners.map((runner) => runner.stop()));
-  }
-}
-
-/** The projection workers of a process, on a pool of their own (each keeps one connection). */
-export function startProjectionWorkers(options: Omit<RunnerOptions, 'pool'> & { databaseUrl: ServerAddress; queryTimeoutMs: number }): {
-  workers: ProjectionWorkers;
+/** The projection worker of a process, on a pool of its own (one connection per lane, and a few more). */
+export function startProjectionWorker(
+  options: Omit<WorkerOptions, 'pool' | 'projections'> & { databaseUrl: ServerAddress; queryTimeoutMs: number; projections?: readonly Projection[] },
+): {
+  worker: ProjectionWorker;
   stop(): Promise<void>;
 } {
-  const { databaseUrl, queryTimeoutMs, ...runnerOptions } = options;
+  const { databaseUrl, queryTimeoutMs, ...workerOptions } = options;
+  const lanes = workerOptions.lanes ?? defaultLanes;
   // A rebuild's batches are larger than requests' queries: more time before one is given up.
-  const pool = createPool(databaseUrl, projections.length + 2, Math.max(queryTimeoutMs, 60_000));
-  const workers = new ProjectionWorkers({ ...runnerOptions, pool }).start();
+  const pool = createPool(databaseUrl, lanes + 3, Math.max(queryTimeoutMs, 60_000));
+  const worker = new ProjectionWorker({ projections, ...workerOptions, lanes, pool }).start();
   return {
-    workers,
+    worker,
     stop: async () => {
-      await workers.stop();
+      await worker.stop();
       await pool.end();
     },
   };

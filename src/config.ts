@@ -40,6 +40,10 @@ export interface Config {
   projectionBatchSize: number;
   /** How long a caught-up projection worker waits before looking for events from other processes. */
   projectionPollMs: number;
+  /** How long a projection worker's claim on a part lasts unless renewed: a dead worker's parts go to the others after it. */
+  projectionLeaseMs: number;
+  /** Batches a projection worker applies at once (one database connection each). */
+  projectionLanes: number;
 }
 
 /**
@@ -100,5 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
     projectionBatchSize: Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 5_000)),
     projectionPollMs: Math.max(1, intSetting(env, 'PROJECTION_POLL_MS', 100)),
+    projectionLeaseMs: Math.max(1_000, intSetting(env, 'PROJECTION_LEASE_MS', 4_000)),
+    projectionLanes: Math.max(1, intSetting(env, 'PROJECTION_LANES', 4)),
   };
 }

@@ -83,29 +83,57 @@ export class Metrics {
 
   readonly projectionParked = new Gauge({
     name: `${metricPrefix}projection_parked_events`,
-    help: 'Events parked and not yet re-applied, by projection (active worker only)',
+    help: 'Events parked and not yet re-applied, by projection (over every account)',
     labelNames: ['projection'] as const,
     registers: [this.registry],
   });
 
   readonly projectionLagEvents = new Gauge({
     name: `${metricPrefix}projection_lag_events`,
-    help: 'Stored events the projection has not applied yet (active worker only)',
+    help: 'Stored events the projection has not applied yet, of the accounts furthest behind in the parts this worker holds',
     labelNames: ['projection'] as const,
     registers: [this.registry],
   });
 
   readonly projectionLagSeconds = new Gauge({
     name: `${metricPrefix}projection_lag_seconds`,
-    help: 'Age of the oldest stored event the projection has not applied yet; 0 when caught up (active worker only)',
+    help: 'How long the account furthest behind (in the parts this worker holds) has had events the projection has not applied; 0 when none has',
     labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionAccountsBehind = new Gauge({
+    name: `${metricPrefix}projection_accounts_behind`,
+    help: 'Accounts with events the projection has not applied yet, in the parts this worker holds',
+    labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  /** No label per account: the worst ten by rank, whoever they are. */
+  readonly projectionWorstLagSeconds = new Gauge({
+    name: `${metricPrefix}projection_worst_account_lag_seconds`,
+    help: 'Lag of the accounts furthest behind in the parts this worker holds, by rank (1 the worst; 10 at most)',
+    labelNames: ['rank'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionAccountLag = new Histogram({
+    name: `${metricPrefix}projection_account_lag_seconds`,
+    help: 'Lag of each account behind, sampled every few seconds (the spread of lag over accounts)',
+    buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
     registers: [this.registry],
   });
 
   readonly projectionActive = new Gauge({
     name: `${metricPrefix}projection_active`,
-    help: '1 when this process runs the projection, 0 when it stands by',
+    help: '1 when this process holds parts of the projection work (every projection of their accounts), 0 when it holds none',
     labelNames: ['projection'] as const,
+    registers: [this.registry],
+  });
+
+  readonly projectionParts = new Gauge({
+    name: `${metricPrefix}projection_parts_held`,
+    help: 'Parts of the projection work this worker holds',
     registers: [this.registry],
   });
 

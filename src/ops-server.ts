@@ -6,14 +6,14 @@ import type { EventStore } from './eventstore/port.js';
 import { requestIdHeader, requestIdOf } from './http/access-log.js';
 import { MetricsAccess, metricsTokenRequired } from './http/metrics-auth.js';
 import type { Logger } from './logger.js';
-import type { RunnerState } from '../projections/runner/runner.js';
+import type { WorkerState } from '../projections/runner/worker.js';
 
 export interface WorkerHealth {
   registry: Registry;
   pool: Pool;
   store: EventStore;
-  /** The state of each projection worker of this process, by projection name. */
-  projections(): Record<string, RunnerState>;
+  /** The state of this process's projection worker. */
+  projectionWorker(): WorkerState;
   isStopping(): boolean;
   log: Logger;
   /** METRICS_TOKEN (src/config.ts): when set, /metrics needs it. */
@@ -27,8 +27,8 @@ export interface OpsServer {
 
 /**
  * Why this worker is not ready, or null when it is: it is not stopping, it reaches its database and
- * event store, and every projection worker is either active or standing by (not starting over after
- * an error).
+ * event store, and its projection worker holds parts or stands by (more workers than parts), rather
+ * than starting over after an error.
  */
 async function notReadyBecause(health: WorkerHealth): Promise<string | null> {
   if (health.isStopping()) return 'shutting down';
@@ -42,8 +42,8 @@ async function notReadyBecause(health: WorkerHealth): Promise<string | null> {
   } catch {
     return 'the event store cannot be reached';
   }
-  const waiting = Object.entries(health.projections()).filter(([, state]) => state !== 'active' && state !== 'standby');
-  return waiting.length === 0 ? null : `projection workers not running: ${waiting.map(([name, state]) => `${name} (${state})`).join(', ')}`;
+  const state = health.projectionWorker();
+  return state === 'active' || state === 'standby' ? null : `projection worker not running (${state})`;
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {
@@ -56,9 +56,9 @@ async function answer(health: WorkerHealth, metricsAccess: MetricsAccess, req: I
   if (path === '/livez') return reply(res, 200, { status: 'ok' });
   if (path === '/readyz') {
     const reason = await notReadyBecause(health);
-    const projections = health.projections();
-    if (reason === null) return reply(res, 200, { status: 'ok', projections });
-    return reply(res, 503, { error: reason, code: 503, projections });
+    const projectionWorker = health.projectionWorker();
+    if (reason === null) return reply(res, 200, { status: 'ok', projectionWorker });
+    return reply(res, 503, { error: reason, code: 503, projectionWorker });
   }
   if (path === '/metrics') {
     if (!metricsAccess.allows(req.headers.authorization)) {

@@ -8,7 +8,7 @@ import { createApp } from './http/app.js';
 import { createHttpServer } from './http/client-errors.js';
 import type { Logger } from './logger.js';
 import { createServices, type Services } from './services.js';
-import { startProjectionWorkers } from '../projections/index.js';
+import { startProjectionWorker } from '../projections/index.js';
 
 export interface RunningService {
   port: number;
@@ -40,7 +40,7 @@ export async function startService(config: Config, log: Logger, { ownSession = f
   const pool = createPool(database.address, 20, config.queryTimeoutMs);
   const services = createServices(config, pool, log);
   const projections = config.runProjections
-    ? startProjectionWorkers({
+    ? startProjectionWorker({
         databaseUrl: database.address,
         queryTimeoutMs: config.queryTimeoutMs,
         store: services.store,
@@ -48,9 +48,11 @@ export async function startService(config: Config, log: Logger, { ownSession = f
         metrics: services.metrics,
         batchSize: config.projectionBatchSize,
         pollMs: config.projectionPollMs,
+        leaseMs: config.projectionLeaseMs,
+        lanes: config.projectionLanes,
       })
     : null;
-  if (projections) services.appends.on('appended', () => projections.workers.wake());
+  if (projections) services.appends.on('appended', () => projections.worker.wake());
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
   const server = createHttpServer(app, { keepAliveTimeoutMs: 5_000, requestTimeoutSeconds: config.requestTimeoutSeconds });

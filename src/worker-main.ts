@@ -1,4 +1,4 @@
-import { startProjectionWorkers } from '../projections/index.js';
+import { startProjectionWorker } from '../projections/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -10,8 +10,9 @@ import { startOpsServer } from './ops-server.js';
 import { onStopSignals, stopAndExit } from './stop-signals.js';
 
 /**
- * `npm run worker`: the projection workers alone, for scale-out. Each projection is active in one
- * process at a time; the workers of the other processes stand by and take over when it stops.
+ * `npm run worker`: a projection worker alone, for scale-out. The workers of every process share
+ * the parts of the work (docs/projections.md, Parts, claims and checkpoints); the parts of one that
+ * stops or dies go to the others.
  */
 const config = loadConfig();
 const log = createLogger(config.logLevel);
@@ -38,7 +39,7 @@ try {
   const pool = createPool(database.address, 4, config.queryTimeoutMs);
   const store = createEventStore(config, pool, log);
   const metrics = new Metrics();
-  const workers = startProjectionWorkers({
+  const workers = startProjectionWorker({
     databaseUrl: database.address,
     queryTimeoutMs: config.queryTimeoutMs,
     store,
@@ -46,6 +47,8 @@ try {
     metrics,
     batchSize: config.projectionBatchSize,
     pollMs: config.projectionPollMs,
+    leaseMs: config.projectionLeaseMs,
+    lanes: config.projectionLanes,
   });
   // WORKER_PORT: /livez, /readyz and /metrics of this worker (lag, apply rate, active or standby).
   const opsServer = config.workerPort === null ? null : await startOpsServer({
@@ -55,7 +58,7 @@ try {
     store,
     log,
     isStopping: () => stopping,
-    projections: () => Object.fromEntries(workers.workers.runners.map((runner) => [runner.projection.name, runner.state])),
+    projectionWorker: () => workers.worker.state,
   }, config.workerPort, config.host);
   log.info({ port: opsServer?.port }, 'projection worker started');
   stop = async () => {

@@ -38,7 +38,7 @@ describe('METRICS_TOKEN (e2e)', () => {
         registry: app.services.metrics.registry,
         pool: app.pool,
         store: app.services.store,
-        projections: () => ({}),
+        projectionWorker: () => 'active',
         isStopping: () => false,
         log: app.services.log,
         metricsToken,

@@ -2,18 +2,18 @@ import { expect } from 'chai';
 import { createPool } from '../src/db/pool.js';
 import { freePort } from '../src/net.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
-import { leadsProjection } from '../projections/leads/projection.js';
-import { ProjectionRunner } from '../projections/runner/runner.js';
+import { projections } from '../projections/index.js';
+import { ProjectionWorker } from '../projections/runner/worker.js';
 import { capturedLog, levels } from './support/log-lines.js';
 
-describe('projection runner: a database that stays away (int)', () => {
+describe('projection worker: a database that stays away (int)', () => {
   it('warns once with the cause, retries with backoff at debug level, and does not log a stack per attempt', async () => {
     // Nothing listens on this port: every connection attempt is refused at once.
     const pool = createPool(`postgres://nobody@127.0.0.1:${await freePort()}/none`, 2, 1_000);
     const { log, lines } = capturedLog('debug');
-    const runner = new ProjectionRunner(leadsProjection, { pool, store: new PostgresEventStore(pool), log }).start();
+    const worker = new ProjectionWorker({ pool, store: new PostgresEventStore(pool), log, projections }).start();
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    await runner.stop();
+    await worker.stop();
     await pool.end();
 
     const attempts = lines.filter((line) => /interrupted/.test(line.msg));

@@ -1,353 +1,39 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
-import { createPool, type Pool } from '../src/db/pool.js';
-import type { EventStore, EventType } from '../src/eventstore/port.js';
-import { createLogger } from '../src/logger.js';
-import { projectRoot } from '../src/paths.js';
-import { selectCheckpoint, type CheckpointRow } from '../projections/runner/checkpoints-sql.js';
+import { liveWorkers } from '../projections/runner/claims-sql.js';
 import { projections, type Projection } from '../projections/index.js';
-import { rebuildProjection, type RebuildResult } from '../projections/runner/rebuild.js';
-import { ProjectionRunner } from '../projections/runner/runner.js';
+import { rebuildProjections, type RebuildResult } from '../projections/runner/rebuild.js';
 import { projectionStatus, type ProjectionStatus } from '../projections/runner/status.js';
-import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
-import { freshDatabase } from './support/database.js';
-import { bulkResults, queued } from './support/replies.js';
+import { TestApp } from './support/app.js';
+import { eventually, sleep, within } from './support/eventually.js';
+import {
+  appliedOf,
+  checkpointOf,
+  eventCount,
+  expectSameReadModels,
+  ids,
+  independentReplay,
+  inParallel,
+  liveRound,
+  readApi,
+  readModels,
+  rowCounts,
+  send,
+  snapshot,
+  trackIndexTypes,
+  variedWorkload,
+  type LeadBody,
+} from './support/projection-harness.js';
+import { kill, startWorker, stopStartedWorkers, waitMidBatch } from './support/worker-processes.js';
+import { createLogger } from '../src/logger.js';
 
 /**
- * Projection workers end to end: a rebuild gives the live read models row for row, a worker process
- * killed mid-batch neither loses nor doubles an effect, and a standby worker process takes over
- * from an active one that dies.
+ * Projection workers end to end: a rebuild gives the live read models row for row, and a worker
+ * process killed mid-batch neither loses nor doubles an effect. (Several workers sharing the
+ * parts: projection-sharing.e2e.spec.ts.)
  */
 
 const silent = createLogger('silent');
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-// ---------------------------------------------------------------------------------------------
-// Read-model snapshots
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Every read-model table with its primary key, and the columns that record when a row was written
- * rather than what the events say (left out of the comparison).
- */
-const readModels: readonly (readonly [table: string, key: string, writeOrder?: string])[] = [
-  ['leads', 'account_id, profile_kind, profile_id'],
-  ['lead_merges', 'account_id, anonymous_id'],
-  ['user_events', 'event_id'],
-  ['products', 'account_id, product_id'],
-  ['product_events', 'event_id'],
-  ['track_index', 'event_id', 'indexed_order'],
-  ['track_index_repeats', 'event_id, stream_name, stream_position'],
-];
-
-/** Rows of every read-model table, each row as JSON text, in primary-key order. */
-type Snapshot = Record<string, string[]>;
-
-async function snapshot(pool: Pool): Promise<Snapshot> {
-  const result: Snapshot = {};
-  for (const [table, key, writeOrder] of readModels) {
-    const row = writeOrder ? `to_jsonb(t) - '${writeOrder}'` : 'to_jsonb(t)';
-    const { rows } = await pool.query<{ row: string }>(`SELECT (${row})::text AS row FROM ${table} t ORDER BY ${key}`);
-    result[table] = rows.map((r) => r.row);
-  }
-  return result;
-}
-
-/** Fails on the first row that differs, showing both versions of it. */
-function expectSameReadModels(actual: Snapshot, expected: Snapshot, what: string): void {
-  for (const [table] of readModels) {
-    const got = actual[table] ?? [];
-    const want = expected[table] ?? [];
-    let at = got.findIndex((row, i) => row !== want[i]);
-    if (at < 0 && got.length !== want.length) at = Math.min(got.length, want.length);
-    if (at >= 0) {
-      expect.fail(
-        `${what}: table ${table} differs (${got.length} rows, expected ${want.length}); first difference at row ${at}:\n` +
-          `     got ${got[at] ?? '(no row)'}\nexpected ${want[at] ?? '(no row)'}`,
-      );
-    }
-  }
-}
-
-const trackIndexTypes = projections.find((p) => p.name === 'track-index')?.eventTypes ?? [];
-
-const rowCounts = (s: Snapshot): Record<string, number> => Object.fromEntries(readModels.map(([t]) => [t, s[t]?.length ?? 0]));
-
-/**
- * Replays the events of `store` into the read models of a new, empty database, with batches of
- * `batchSize` events: an independent replay to compare against.
- */
-async function independentReplay(store: EventStore, batchSize: number): Promise<Snapshot> {
-  const database = await freshDatabase();
-  const pool = createPool(database.url, projections.length + 2, 60_000);
-  const runners = projections.map((projection) =>
-    new ProjectionRunner(projection, { pool, store, log: silent, batchSize, untilCaughtUp: true }).start(),
-  );
-  try {
-    await within(Promise.all(runners.map((r) => r.done())), 20_000, 'the independent replay');
-    return await snapshot(pool);
-  } finally {
-    await Promise.all(runners.map((r) => r.stop()));
-    await pool.end();
-    await database.drop();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small helpers
-// ---------------------------------------------------------------------------------------------
-
-async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Polls `probe` until it gives a value (not undefined/false); fails with `what` after `timeoutMs`. */
-async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, what: () => string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`after ${timeoutMs} ms: ${what()}`);
-    await sleep(25);
-  }
-}
-
-/** Runs `work` on every item with at most `limit` at a time. */
-async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}
-
-/** Posts an item (or a bulk array) and asserts that every item in it was queued. */
-async function send(app: TestApp, account: Credentials, endpoint: string, body: unknown): Promise<void> {
-  const reply = await app.ingest(account, endpoint, body);
-  if (!Array.isArray(body)) {
-    queued(reply);
-    return;
-  }
-  const results = bulkResults(reply);
-  expect(results, `${endpoint} ${JSON.stringify(body).slice(0, 200)}`).to.have.length(body.length);
-  results.forEach((r, i) => expect(r.status, `${endpoint} item ${i}: ${JSON.stringify(r)}`).to.equal('queued'));
-}
-
-async function eventCount(pool: Pool, types: readonly EventType[]): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE event_type = ANY($1)', [types]);
-  return rows[0]?.n ?? 0;
-}
-
-async function checkpointOf(pool: Pool, projection: Projection): Promise<CheckpointRow> {
-  const { rows } = await pool.query<CheckpointRow>(selectCheckpoint, [projection.name]);
-  expect(rows[0], `checkpoint row of ${projection.name}`).to.not.equal(undefined);
-  return rows[0] as CheckpointRow;
-}
-
-/** GET on the read API as the administrator. */
-function readApi<T>(app: TestApp, account: Credentials, path: string): Promise<Reply<T>> {
-  return app.get<T>(`/admin/v1/accounts/${account.licenseCode}${path}`, `Bearer ${adminToken}`);
-}
-
-interface LeadBody {
-  userId: string | null;
-  anonymousId: string | null;
-  anonymousIds: string[];
-  attributes: Record<string, unknown>;
-  version: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Workloads
-// ---------------------------------------------------------------------------------------------
-
-const ids = (tag: string) => ({
-  user: (i: number) => `user-${tag}-${i}`,
-  anon: (i: number) => `anon-${tag}-${i}`,
-  sku: (i: number) => `sku-${tag}-${i}`,
-});
-
-/**
- * Users single and bulk with custom attributes of every type, merges in both orders and repeated,
- * events of known and anonymous profiles, products submitted repeatedly and product events.
- * Attribute types per account: plan string, visits and seats number, newsletter boolean,
- * last_login datetime.
- */
-async function variedWorkload(app: TestApp, account: Credentials, tag: string, bulkRequests: number): Promise<void> {
-  const { user, anon, sku } = ids(tag);
-  const post = (endpoint: string, body: unknown) => send(app, account, endpoint, body);
-  // Anonymous profiles first.
-  for (let i = 1; i <= 4; i += 1) {
-    await post('users', { anonymousId: anon(i), city: `City ${i}`, attributes: { plan: 'free', visits: i, newsletter: i % 2 === 0 } });
-  }
-  // A merge after the anonymous profile exists: the known profile takes what it was not sent itself.
-  await post('users', { userId: user(1), anonymousId: anon(1), firstName: 'Ann', attributes: { plan: 'pro' } });
-  // A merge before the anonymous profile exists; the anonymous profile is sent afterwards.
-  await post('users', { userId: user(2), anonymousId: anon(9), email: 'bo@example.com', attributes: { plan: 'gold' } });
-  await post('users', {
-    anonymousId: anon(9),
-    email: 'anon9@example.com',
-    city: 'Nine',
-    attributes: { plan: 'trial', visits: 9, last_login: '2024-03-01T08:00:00+0100' },
-  });
-  // Repeated merges: the same pair again alone, and twice in one bulk request.
-  await post('users', { userId: user(1), anonymousId: anon(1), attributes: { seats: 3 } });
-  await post('users/bulk', [
-    { userId: user(3), anonymousId: anon(2), attributes: { plan: 'team' } },
-    { userId: user(3), anonymousId: anon(2), lastName: 'Ng', attributes: {} },
-    { anonymousId: anon(2), country: 'SE', attributes: { visits: 20 } },
-  ]);
-  // A second anonymous profile merged into the same user.
-  await post('users', { userId: user(1), anonymousId: anon(4), attributes: {} });
-  // An anonymous profile sent after its merge passes new values on to its known profile.
-  await post('users', { anonymousId: anon(1), country: 'NO', attributes: { visits: 5, last_login: '2024-02-01T10:00:00Z' } });
-  // Bulk requests, userIds repeated within and across requests.
-  const bulks = Array.from({ length: bulkRequests }, (_, b) =>
-    Array.from({ length: 60 }, (_, i) => ({
-      userId: user((b * 7 + i) % 15 + 1),
-      email: `u${i}@example.com`,
-      birth_date: '1990-05-01T00:00:00+0200',
-      opt_in_sms: i % 3 === 0,
-      points: b * 100 + i,
-      attributes: { plan: ['free', 'pro', 'team'][i % 3] as string, seats: i, newsletter: b % 2 === 0, last_login: `2024-01-0${(i % 9) + 1}T10:00:00Z` },
-    })),
-  );
-  await inParallel(bulks, 4, (bulk) => post('users/bulk', bulk));
-  // Events of known profiles, of a merged and an unmerged anonymous profile, and of one never sent.
-  const events: unknown[] = [];
-  for (let i = 1; i <= 6; i += 1) {
-    events.push({ userId: user(i), eventName: 'Viewed', eventTime: `2024-01-0${i}T10:00:00`, eventData: { page: `/p/${i}`, n: i } });
-    events.push({ userId: user(i), eventName: 'Clicked', eventData: { at: '2024-01-01T10:00:00Z', tags: ['a', 1] } });
-  }
-  events.push({ anonymousId: anon(1), eventName: 'Opened' });
-  events.push({ anonymousId: anon(3), eventName: 'Opened', eventTime: '2024-01-01T10:00:00+0530' });
-  events.push({ anonymousId: anon(50), eventName: 'Opened', eventData: { source: 'ad' } });
-  await inParallel(events, 6, (event) => post('events', event));
-  // Products submitted repeatedly (the latest wins), with and without a userId; product events.
-  const products: unknown[] = [];
-  for (let round = 1; round <= 4; round += 1) {
-    for (let i = 1; i <= 5; i += 1) {
-      products.push({ productId: sku(i), ...(round % 2 ? { userId: user(i) } : {}), properties: { name: `Item ${i}`, price: i * round, inStock: round % 2 === 0 } });
-    }
-  }
-  for (const product of products) await post('products', product);
-  const productEvents: unknown[] = [];
-  for (let i = 1; i <= 5; i += 1) {
-    productEvents.push({ productId: sku(i), userId: null, eventName: 'Viewed' });
-    productEvents.push({ productId: sku(i), userId: user(i), eventName: 'Added to cart', eventTime: '2024-06-01T12:00:00+0200', eventData: { quantity: i } });
-  }
-  await inParallel(productEvents, 6, (item) => post('productsevents', item));
-}
-
-/** One round of items posted while projections rebuild: new profiles and merges, and repeats of `base`'s. */
-async function liveRound(app: TestApp, account: Credentials, base: string, round: number): Promise<void> {
-  const old = ids(base);
-  const fresh = ids(`${base}-r${round}`);
-  const post = (endpoint: string, body: unknown) => send(app, account, endpoint, body);
-  await Promise.all([
-    (async () => {
-      await post('users', { anonymousId: fresh.anon(1), city: 'Late', attributes: { visits: round } });
-      await post('users', { userId: fresh.user(1), anonymousId: fresh.anon(1), attributes: { plan: 'pro' } });
-      await post('users', { userId: old.user(1), anonymousId: old.anon(1), attributes: { seats: round } });
-      await post('users', { anonymousId: fresh.anon(1), attributes: { last_login: '2024-05-05T05:05:05Z' } });
-    })(),
-    post(
-      'users/bulk',
-      Array.from({ length: 20 }, (_, i) => ({ userId: old.user((round + i) % 15 + 1), attributes: { visits: round * 100 + i } })),
-    ),
-    post('events', { userId: fresh.user(1), eventName: 'Live', eventData: { round } }),
-    post('events', { anonymousId: fresh.anon(2), eventName: 'Live' }),
-    post('products', { productId: old.sku((round % 5) + 1), properties: { name: 'Changed', round } }),
-    post('productsevents', { productId: old.sku((round % 5) + 1), userId: fresh.user(1), eventName: 'Viewed', eventData: { round } }),
-  ]);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Worker processes
-// ---------------------------------------------------------------------------------------------
-
-const workerScript = resolve(projectRoot, 'dist/src/worker-main.js');
-const projectNode = resolve(projectRoot, 'node_modules/.bin/node');
-
-interface WorkerProcess {
-  child: ChildProcess;
-  pid: number;
-  /** `pid@host` as status shows it. */
-  name: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** What it logged (warnings and errors), for failure messages. */
-  output(): string;
-}
-
-const started: WorkerProcess[] = [];
-
-function startWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(existsSync(projectNode) ? projectNode : process.execPath, [workerScript], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', PROJECTION_POLL_MS: '20', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.on('exit', (code, signal) => done({ code, signal })),
-  );
-  const pid = child.pid as number;
-  const worker = { child, pid, name: `${pid}@${hostname()}`, exited, output: () => output };
-  started.push(worker);
-  return worker;
-}
-
-async function kill(worker: WorkerProcess, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  worker.child.kill(signal);
-  return within(worker.exited, 15_000, `worker ${worker.pid} to exit on ${signal}`);
-}
-
-/** application_name of a worker's session for `projection` (see the runner). */
-const sessionName = (projection: Projection, pid: number): string => `tracking-projection ${projection.name} ${pid}@${hostname()}`.slice(0, 63);
-
-/**
- * Waits until one of the worker's sessions is inside a batch transaction that has written rows
- * (it has a transaction id); false when none was seen within `timeoutMs`.
- */
-async function waitMidBatch(pool: Pool, worker: WorkerProcess, timeoutMs: number): Promise<string | false> {
-  const names = projections.map((p) => sessionName(p, worker.pid));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline && worker.child.exitCode === null) {
-    const { rows } = await pool.query<{ application_name: string }>(
-      `SELECT application_name FROM pg_stat_activity
-       WHERE datname = current_database() AND application_name = ANY($1) AND backend_xid IS NOT NULL LIMIT 1`,
-      [names],
-    );
-    if (rows[0]) return rows[0].application_name;
-  }
-  return false;
-}
-
-async function stopStartedWorkers(): Promise<void> {
-  // Only the worker processes this spec started, by their pid.
-  for (const worker of started.splice(0)) {
-    if (worker.child.exitCode === null && worker.child.signalCode === null) {
-      worker.child.kill('SIGKILL');
-      await worker.exited;
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The tests
@@ -386,9 +72,9 @@ describe('projection workers (e2e)', function () {
       expect(sides[0]?.below, 'events below 100').to.be.above(10);
       expect(sides[0]?.above, 'events from 100').to.be.above(10);
 
-      // Replayed in this process (no worker is active), in batches of 7.
-      for (const projection of projections) {
-        const result = await rebuildProjection(app.pool, app.services.store, projection, { log: silent, batchSize: 7, pollMs: 20 });
+      // Replayed in this process (no worker is alive), in batches of 7.
+      for (const result of await rebuildProjections(app.pool, app.services.store, projections, { log: silent, batchSize: 7, pollMs: 20 })) {
+        const projection = projections.find((p) => p.name === result.projection) as Projection;
         expect(result.events, `${projection.name}: events replayed`).to.equal(await eventCount(app.pool, projection.eventTypes));
       }
       const { rows: versions } = await app.pool.query<{ product_id: string; version: number }>(
@@ -423,8 +109,8 @@ describe('projection workers (e2e)', function () {
       for (const [table] of readModels) if (table !== 'track_index_repeats') expect(live[table], `rows of ${table} after the workload`).to.have.length.above(0);
 
       // A rebuild with nothing coming in: exactly the rows the live workers wrote.
-      const quiet = await Promise.all(projections.map((p) => rebuildProjection(app.pool, app.services.store, p, { log: silent })));
-      for (const result of quiet) expect(result.ranHere, 'the in-process active worker rebuilds').to.equal(false);
+      const quiet = await rebuildProjections(app.pool, app.services.store, projections, { log: silent });
+      for (const result of quiet) expect(result.ranHere, 'the in-process worker rebuilds').to.equal(false);
       await app.projected();
       expectSameReadModels(await snapshot(app.pool), live, 'rebuilt read models vs the live ones');
       const quietFinished = Math.max(...(await Promise.all(projections.map(async (p) => (await checkpointOf(app.pool, p)).rebuild_finished_at?.getTime() ?? 0))));
@@ -442,11 +128,10 @@ describe('projection workers (e2e)', function () {
       let results: RebuildResult[];
       const progress: Record<string, { applied: number; target: number | null }[]> = {};
       try {
-        results = await Promise.all(
-          projections.map((p) =>
-            rebuildProjection(app.pool, app.services.store, p, { log: silent, onProgress: (step) => (progress[p.name] ??= []).push(step) }),
-          ),
-        );
+        results = await rebuildProjections(app.pool, app.services.store, projections, {
+          log: silent,
+          onProgress: (p, step) => (progress[p.name] ??= []).push(step),
+        });
       } finally {
         rebuilding = false;
       }
@@ -473,26 +158,27 @@ describe('projection workers (e2e)', function () {
       expect(rowCounts(after).track_index).to.equal(await eventCount(app.pool, trackIndexTypes));
 
       // Checkpoints and status: the rebuild finished, and every event of the projection's types counted once.
-      const statuses = await projectionStatus(app.pool, app.services.store);
+      const whole = await projectionStatus(app.pool, app.services.store);
       for (const [i, projection] of projections.entries()) {
         const events = await eventCount(app.pool, projection.eventTypes);
         const row = await checkpointOf(app.pool, projection);
         expect(row.rebuild_requested_at, `${projection.name}: rebuild still requested`).to.equal(null);
         expect(row.rebuild_started_at?.getTime(), `${projection.name}: rebuild started after the quiet one`).to.be.above(quietFinished);
         expect(row.rebuild_finished_at, `${projection.name}: rebuild finished`).to.be.an.instanceOf(Date);
-        expect(row.events_applied, `${projection.name}: events applied`).to.equal(events);
+        expect(await appliedOf(app.pool, projection), `${projection.name}: events applied`).to.equal(events);
         const result = results[i] as RebuildResult;
         expect(result.ranHere).to.equal(false);
         expect(result.events, `${projection.name}: events replayed by the time the rebuild caught up`).to.be.within(1, events);
         const steps = progress[projection.name] ?? [];
         expect(steps.at(-1)?.applied, `${projection.name}: last progress`).to.equal(result.events);
-        const status = statuses.find((s) => s.projection === projection.name) as ProjectionStatus;
+        const status = whole.projections.find((s) => s.projection === projection.name) as ProjectionStatus;
         expect(status.rebuild?.state, `${projection.name}: rebuild state`).to.equal('finished');
         expect(status.eventsApplied).to.equal(events);
         expect(status.lagEvents).to.equal(0);
-        expect(status.active?.worker).to.equal(`${process.pid}@${hostname()}`);
-        expect(status.standby).to.deep.equal([]);
       }
+      // The app's worker alone, holding every part.
+      expect(whole.workers.map((w) => w.worker)).to.deep.equal([`${process.pid}@${hostname()}`]);
+      expect(whole.parts.every((p) => p.owner?.worker === `${process.pid}@${hostname()}`)).to.equal(true);
     } finally {
       await app.stop();
     }
@@ -516,7 +202,7 @@ describe('projection workers (e2e)', function () {
       for (const p of projections) totals.set(p.name, await eventCount(app.pool, p.eventTypes));
       const total = [...totals.values()].reduce((a, b) => a + b, 0);
       const applied = async (): Promise<number> =>
-        (await app.pool.query<{ n: number }>('SELECT coalesce(sum(events_applied), 0)::int AS n FROM projection_checkpoints')).rows[0]?.n ?? 0;
+        (await app.pool.query<{ n: number }>('SELECT coalesce(sum(events_applied), 0)::int AS n FROM projection_account_checkpoints')).rows[0]?.n ?? 0;
 
       // Killed during start-up, then at four points of the catch-up, each time inside a batch transaction.
       const env = { PROJECTION_BATCH_SIZE: '50' };
@@ -573,119 +259,18 @@ describe('projection workers (e2e)', function () {
         expect(rows[0], table).to.deep.equal({ missing: 0, extra: 0, rows: await eventCount(app.pool, types) });
       }
       for (const p of projections) {
-        expect((await checkpointOf(app.pool, p)).events_applied, `${p.name}: events applied`).to.equal(totals.get(p.name));
+        expect(await appliedOf(app.pool, p), `${p.name}: events applied`).to.equal(totals.get(p.name));
       }
 
-      // And row for row what a rebuild in this process (no worker is active) gives.
+      // And row for row what a rebuild in this process (no worker is alive) gives.
       const afterKills = await snapshot(app.pool);
-      for (const projection of projections) {
-        const result = await rebuildProjection(app.pool, app.services.store, projection, { log: silent, batchSize: 333, pollMs: 20 });
-        expect(result.ranHere, `${projection.name} rebuilt in this process`).to.equal(true);
-        expect(result.events).to.equal(totals.get(projection.name));
+      // The killed workers' entries expire with their leases.
+      await eventually(async () => (await app.pool.query<{ live: number }>(liveWorkers)).rows[0]?.live === 0, 15_000, () => 'worker entries still alive');
+      for (const result of await rebuildProjections(app.pool, app.services.store, projections, { log: silent, batchSize: 333, pollMs: 20 })) {
+        expect(result.ranHere, `${result.projection} rebuilt in this process`).to.equal(true);
+        expect(result.events).to.equal(totals.get(result.projection));
       }
       expectSameReadModels(await snapshot(app.pool), afterKills, 'read models after the kills vs a rebuild');
-    } finally {
-      await app.stop();
-    }
-  });
-
-  /** Two worker processes: the first active for every projection, the second standing by for each. */
-  async function activeAndStandby(app: TestApp): Promise<{ active: WorkerProcess; standby: WorkerProcess }> {
-    const status = () => projectionStatus(app.pool, app.services.store);
-    const active = startWorker(app.database.url);
-    await eventually(async () => (await status()).every((s) => s.active?.worker === active.name), 10_000, () => `first worker active: ${active.output()}`);
-    const standby = startWorker(app.database.url);
-    let last: ProjectionStatus[] = [];
-    await eventually(
-      async () => (last = await status()).every((s) => s.standby.some((w) => w.worker === standby.name)),
-      10_000,
-      () => `second worker standing by: ${JSON.stringify(last)} ${standby.output()}`,
-    );
-    return { active, standby };
-  }
-
-  it('with two worker processes one is active, the other stands by and takes over when the first is killed', async () => {
-    const app = await TestApp.start();
-    try {
-      const account = await app.account('failover');
-      const status = () => projectionStatus(app.pool, app.services.store);
-      const { active, standby } = await activeAndStandby(app);
-      for (const s of await status()) {
-        expect(s.active?.worker, `${s.projection}: active worker`).to.equal(active.name);
-        expect(s.standby.map((w) => w.worker), `${s.projection}: standby workers`).to.deep.equal([standby.name]);
-        expect(s.standby[0]?.sessionPid).to.not.equal(s.active?.sessionPid);
-      }
-
-      // The active worker projects.
-      await send(app, account, 'users', { userId: 'before', attributes: { plan: 'pro' } });
-      const before = await eventually(async () => {
-        const reply = await readApi<LeadBody>(app, account, '/leads/before');
-        return reply.status === 200 && reply;
-      }, 5_000, () => 'lead "before" never reached the read models');
-      expect(before.body.attributes).to.deep.equal({ plan: 'pro' });
-
-      expect((await kill(active, 'SIGKILL')).signal).to.equal('SIGKILL');
-      const killedAt = Date.now();
-      // Items posted while no worker is active yet.
-      await send(app, account, 'users', { userId: 'during', attributes: { plan: 'team' } });
-      const trackID = queued(await app.ingest(account, 'events', { userId: 'during', eventName: 'Failover' }));
-
-      let last: ProjectionStatus[] = [];
-      await eventually(
-        async () => (last = await status()).every((s) => s.active?.worker === standby.name),
-        5_000,
-        () => `the standby did not take over: ${JSON.stringify(last)}`,
-      );
-      const tookOverMs = Date.now() - killedAt;
-      expect(tookOverMs).to.be.below(5_000);
-      for (const s of last) expect(s.standby, `${s.projection}: standby after the takeover`).to.deep.equal([]);
-
-      await send(app, account, 'users', { userId: 'after', attributes: { plan: 'free' } });
-      const after = await eventually(async () => {
-        const reply = await readApi<LeadBody>(app, account, '/leads/after');
-        return reply.status === 200 && reply;
-      }, 5_000, () => 'lead "after" never reached the read models');
-      expect(after.body.attributes).to.deep.equal({ plan: 'free' });
-      const during = await readApi<LeadBody>(app, account, '/leads/during');
-      expect(during.status).to.equal(200);
-      expect(during.body).to.deep.include({ userId: 'during', version: 1 });
-      const events = await eventually(async () => {
-        const reply = await readApi<{ events: { eventName?: string }[] }>(app, account, '/leads/during/events');
-        return reply.status === 200 && reply.body.events.length > 0 && reply;
-      }, 5_000, () => 'the event of "during" never reached the read models');
-      expect(events.body.events).to.have.length(1);
-      const track = await eventually(async () => {
-        const reply = await readApi(app, account, `/track/${trackID}`);
-        return reply.status === 200 && reply;
-      }, 5_000, () => `trackID ${trackID} never indexed`);
-      expect(track.status).to.equal(200);
-      await app.projected(5_000);
-      for (const s of await status()) expect(s.lagEvents, `${s.projection}: lag`).to.equal(0);
-    } finally {
-      await app.stop();
-    }
-  });
-
-  it("status gives the time a standby took over as its 'active since', not when it connected", async () => {
-    const app = await TestApp.start();
-    try {
-      const { active, standby } = await activeAndStandby(app);
-      // The standby has been waiting a while before the active worker dies.
-      await sleep(1_500);
-      const killedAt = Date.now();
-      await kill(active, 'SIGKILL');
-      const statuses = await eventually(
-        async () => {
-          const list = await projectionStatus(app.pool, app.services.store);
-          return list.every((s) => s.active?.worker === standby.name) && list;
-        },
-        5_000,
-        () => 'the standby did not take over',
-      );
-      for (const s of statuses) {
-        const since = Date.parse(s.active?.since ?? '');
-        expect(since, `${s.projection}: active since ${s.active?.since}, worker killed at ${new Date(killedAt).toISOString()}`).to.be.at.least(killedAt - 250);
-      }
     } finally {
       await app.stop();
     }

@@ -5,9 +5,9 @@ import { schemaVersion, streams, type TrackingEvent } from '../src/eventstore/ev
 import type { NewEvent } from '../src/eventstore/port.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
 import { createLogger } from '../src/logger.js';
-import { projections, ProjectionWorkers } from '../projections/index.js';
-import { selectCheckpoint, type CheckpointRow } from '../projections/runner/checkpoints-sql.js';
-import type { CatchUpSource } from '../projections/runner/shared-catch-up.js';
+import { projections } from '../projections/index.js';
+import { eventsBehind } from '../projections/runner/status.js';
+import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker.js';
 import { describeEvent, lookupPageJson, planTrackLookup, readLookupPage } from '../projections/track-index/queries.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -92,26 +92,24 @@ describe('an event id stored twice: read models and audit (int)', () => {
 
   /** Runs every projection over the store until each has applied everything. */
   const project = async (): Promise<void> => {
-    const source: CatchUpSource = {
+    const source: WorkerStore = {
       mayRepeatEventIds: true,
       readAll: (checkpoint, limit, filter) => store.readAll(checkpoint, limit, filter),
       backlog: (checkpoint, filter) => store.backlog(checkpoint, filter),
+      scanAccounts: (checkpoint, limit) => store.scanAccounts(checkpoint, limit),
+      comparePositions: (a, b) => store.comparePositions(a, b),
     };
-    const workers = new ProjectionWorkers({ pool, store: source, log: createLogger('silent'), pollMs: 20 }).start();
+    const worker = new ProjectionWorker({ pool, store: source, log: createLogger('silent'), pollMs: 20, projections }).start();
     try {
       const deadline = Date.now() + 10_000;
       for (;;) {
-        let behind = 0;
-        for (const projection of projections) {
-          const { rows } = await pool.query<CheckpointRow>(selectCheckpoint, [projection.name]);
-          behind += (await store.backlog(rows[0]?.checkpoint ?? null, { types: projection.eventTypes })).events;
-        }
+        const behind = await eventsBehind(pool, store);
         if (behind === 0) return;
         if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     } finally {
-      await workers.stop();
+      await worker.stop();
     }
   };
 

@@ -293,17 +293,13 @@ export interface TrafficBucket {
 export interface Overview {
   perMinute: TrafficBucket[];
   perHour: TrafficBucket[];
-  projections: { lagSeconds: number; caughtUp: boolean };
+  /** How far behind this account's own read models are. */
+  projections: { lagSeconds: number; lagEvents: number; caughtUp: boolean };
 }
 
 export const overview = (license: string) => call<Overview>('GET', `${accountPath(license)}/overview`);
 
 // ---- projections (operators) ----
-
-export interface WorkerSession {
-  worker: string;
-  sessionPid: number;
-}
 
 export interface RebuildStatus {
   state: 'requested' | 'running' | 'finished';
@@ -328,19 +324,51 @@ export interface ParkedEvent {
 /** One projection's status, as `tracking projections status --json` prints it. */
 export interface ProjectionStatus {
   projection: string;
-  checkpoint: string | null;
   eventsApplied: number;
   updatedAt: string | null;
   lagEvents: number;
   lagEventsAtLeast?: true;
   lagSeconds: number;
-  active: (WorkerSession & { since: string }) | null;
-  standby: WorkerSession[];
+  accountsBehind: number;
   rebuild: RebuildStatus | null;
   parked: { events: number; latest: ParkedEvent[] };
 }
 
-export const listProjections = () => call<{ projections: ProjectionStatus[] }>('GET', '/admin/v1/projections');
+export interface PartStatus {
+  part: number;
+  owner: { worker: string; workerId: string } | null;
+  epoch: number;
+  leaseExpiresAt: string | null;
+  claimedAt: string | null;
+  accountsBehind: number | null;
+  reportedAt: string | null;
+}
+
+export interface WorkerStatus {
+  workerId: string;
+  worker: string;
+  startedAt: string;
+  heartbeatAt: string;
+  parts: number[];
+}
+
+export interface AccountLag {
+  accountId: string;
+  projection: string;
+  lagEvents: number;
+  lagSeconds: number;
+  checkpoint: string | null;
+}
+
+/** What `tracking projections status --json` prints. */
+export interface ProjectionsStatus {
+  projections: ProjectionStatus[];
+  parts: PartStatus[];
+  workers: WorkerStatus[];
+  accountsBehind: AccountLag[];
+}
+
+export const listProjections = () => call<ProjectionsStatus>('GET', '/admin/v1/projections');
 export const rebuildProjection = (name: string) =>
   call<{ projection: string; rebuild: RebuildStatus | null }>('POST', `/admin/v1/projections/${segment(name)}/rebuild`);
 export const retryParked = (name: string) =>

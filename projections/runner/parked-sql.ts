@@ -40,6 +40,8 @@ export const forgetParked = 'DELETE FROM projection_parked_events WHERE projecti
 /** The parked events of projection $1, in the order they were parked. */
 export const selectParked = 'SELECT * FROM projection_parked_events WHERE projection = $1 ORDER BY parked_order';
 
+export const countParkedByProjection = 'SELECT projection, count(*)::int AS parked FROM projection_parked_events GROUP BY projection';
+
 export const countParked = 'SELECT count(*)::int AS parked FROM projection_parked_events WHERE projection = $1';
 
 /** Number parked per projection, and the latest $1 of each. */
@@ -49,6 +51,15 @@ export const parkedSummary = `SELECT * FROM (
     FROM projection_parked_events p) latest
   WHERE recency <= $1
   ORDER BY projection, parked_order DESC`;
+
+/** The cursors of projection $1 of the accounts that have parked events, locked in a stable order. */
+export const lockCursorsOfParked = `SELECT account_id FROM projection_account_checkpoints
+  WHERE projection = $1 AND account_id IN (SELECT account_id FROM projection_parked_events WHERE projection = $1)
+  ORDER BY account_id
+  FOR UPDATE`;
+
+/** Parked events of account $2 (its rebuild parks again what it cannot apply). */
+export const forgetParkedOfAccount = 'DELETE FROM projection_parked_events WHERE projection = $1 AND account_id = $2';
 
 /**
  * Held by a batch (through its checkpoint update) and by a retry for their whole transaction: a

@@ -1,12 +1,15 @@
 import type { Pool } from '../../src/db/pool.js';
-import type { EventStore } from '../../src/eventstore/port.js';
 import type { Logger } from '../../src/logger.js';
 import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import type { Projection } from './projection.js';
-import { ProjectionRunner } from './runner.js';
-import type { CatchUpSource } from './shared-catch-up.js';
+import { inTransaction } from '../../src/db/transaction.js';
+import { projections } from '../index.js';
+import * as accountsSql from './accounts-sql.js';
+import * as claimsSql from './claims-sql.js';
+import * as parkedSql from './parked-sql.js';
 import { rebuildOf, type RebuildStatus } from './status.js';
+import { ProjectionWorker, type WorkerStore } from './worker.js';
 
 export interface RebuildProgress {
   applied: number;
@@ -17,12 +20,12 @@ export interface RebuildProgress {
 export interface RebuildResult {
   events: number;
   seconds: number;
-  /** Whether this process replayed the events (no worker was active), rather than the active worker. */
+  /** Whether this process took part in the replay (no worker was alive), rather than the workers alone. */
   ranHere: boolean;
 }
 
 /**
- * Asks the active worker to rebuild a projection, and returns at once (the operator API; follow it
+ * Asks the workers to rebuild a projection, and returns at once (the operator API; follow it
  * in the status). `requested` is false, with the rebuild under way, when one was already asked for
  * or running: asking again would restart it.
  */
@@ -44,58 +47,88 @@ export async function requestRebuildWithoutWaiting(pool: Pool, projection: Proje
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Rebuilds a projection: its read models are emptied and every stored event replayed, while the
- * API goes on accepting items. The active worker, wherever it runs, does the work; with none
- * active, this process does. Resolves when the replay has caught up with the store.
+ * Rebuilds projections: their read models are emptied and every stored event replayed, while the
+ * API goes on accepting items. The workers, wherever they run, do the work; with none alive, a
+ * worker started in this process does (and stops at the end). Resolves when every projection's
+ * replay has caught up with the store.
  */
-export async function rebuildProjection(
+export async function rebuildProjections(
   pool: Pool,
-  store: EventStore,
-  projection: Projection,
+  store: WorkerStore,
+  selected: readonly Projection[],
   options: {
     log: Logger;
     batchSize?: number;
-    onProgress?: (progress: RebuildProgress) => void;
+    /** Lanes of the worker started here, if one is (the pool needs as many connections, and three more). */
+    lanes?: number;
+    onProgress?: (projection: Projection, progress: RebuildProgress) => void;
     pollMs?: number;
-    /** What a replay in this process reads; a SharedCatchUp lets several rebuilt at once read the store once. */
-    source?: CatchUpSource;
   },
-): Promise<RebuildResult> {
-  const requested = (await pool.query<CheckpointRow>(sql.requestRebuild, [projection.name])).rows[0] as CheckpointRow;
-  const requestedAt = (requested.rebuild_requested_at as Date).getTime();
-  // With no worker active, a runner here takes the lock and does the rebuild; if a worker starts
-  // first, this runner merely stands by, and the loop below follows that worker's progress. The
-  // same holds if the active worker goes away before the rebuild is done.
-  let runner: ProjectionRunner | null = null;
-  const runHereUnlessActive = async (): Promise<void> => {
-    if (runner) return;
-    const holders = await pool.query<{ lock_key: number }>(sql.lockHolders);
-    if (holders.rows.some((h) => h.lock_key === projection.lockKey)) return;
-    runner = new ProjectionRunner(projection, {
-      pool,
-      store: options.source ?? store,
-      log: options.log,
-      batchSize: options.batchSize,
-      untilCaughtUp: true,
-    }).start();
-  };
+): Promise<(RebuildResult & { projection: string })[]> {
+  const requestedAt = new Map<string, number>();
+  for (const projection of selected) {
+    const requested = (await pool.query<CheckpointRow>(sql.requestRebuild, [projection.name])).rows[0] as CheckpointRow;
+    requestedAt.set(projection.name, (requested.rebuild_requested_at as Date).getTime());
+  }
+  // With no worker alive, one here does the rebuild; if one starts meanwhile, they share the parts.
+  let worker: ProjectionWorker | null = null;
+  const live = (await pool.query<{ live: number }>(claimsSql.liveWorkers)).rows[0]?.live ?? 0;
+  if (live === 0) worker = new ProjectionWorker({ pool, store, log: options.log, projections, batchSize: options.batchSize, lanes: options.lanes ?? 2 }).start();
+  const results = new Map<string, RebuildResult & { projection: string }>();
   try {
-    for (;;) {
-      await runHereUnlessActive();
-      const row = (await pool.query<CheckpointRow>(sql.selectCheckpoint, [projection.name])).rows[0];
-      const started = row?.rebuild_started_at && row.rebuild_started_at.getTime() >= requestedAt && !row.rebuild_requested_at;
-      if (row && started) {
-        options.onProgress?.({ applied: row.events_applied, target: row.rebuild_target });
+    while (results.size < selected.length) {
+      const { rows } = await pool.query<CheckpointRow>(sql.selectCheckpoints);
+      const applied = await pool.query<{ projection: string; applied: string }>(sql.appliedByProjection);
+      for (const projection of selected) {
+        if (results.has(projection.name)) continue;
+        const row = rows.find((r) => r.projection === projection.name);
+        const started = row?.rebuild_started_at && row.rebuild_started_at.getTime() >= (requestedAt.get(projection.name) ?? 0) && !row.rebuild_requested_at;
+        if (!row || !started) {
+          options.onProgress?.(projection, { applied: 0, target: null });
+          continue;
+        }
+        const events = Number(applied.rows.find((r) => r.projection === projection.name)?.applied ?? 0);
+        options.onProgress?.(projection, { applied: events, target: row.rebuild_target });
         if (row.rebuild_finished_at) {
           const seconds = (row.rebuild_finished_at.getTime() - (row.rebuild_started_at as Date).getTime()) / 1000;
-          return { events: row.events_applied, seconds, ranHere: (runner as ProjectionRunner | null)?.hasBeenActive ?? false };
+          results.set(projection.name, { projection: projection.name, events, seconds, ranHere: worker !== null && worker.hasHeldParts });
         }
-      } else {
-        options.onProgress?.({ applied: 0, target: null });
       }
-      await sleep(options.pollMs ?? 200);
+      if (results.size < selected.length) await sleep(options.pollMs ?? 200);
     }
   } finally {
-    await (runner as ProjectionRunner | null)?.stop();
+    await worker?.stop();
   }
+  return selected.map((p) => results.get(p.name) as RebuildResult & { projection: string });
+}
+
+/** Read-model rows of one account, per table: most carry the account; repeats are found through their first copy. */
+const accountRows = (table: string): string =>
+  table === 'track_index_repeats'
+    ? 'DELETE FROM track_index_repeats r USING track_index t WHERE t.event_id = r.event_id AND t.account_id = $1'
+    : `DELETE FROM ${table} WHERE account_id = $1`;
+
+/**
+ * Rebuilds the read models of one account: its rows, cursors, parked events and applied ids go, in
+ * one transaction, and the workers holding its part replay its events (from before its first one)
+ * while every other account's projections go on. Returns at once; `accountCaughtUp` tells when done.
+ */
+export async function rebuildAccount(pool: Pool, selected: readonly Projection[], accountId: string): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    for (const projection of selected) {
+      // The cursors first: a batch of the account in flight holds its cursor, and ends before it goes.
+      await client.query(accountsSql.forgetCursor, [projection.name, accountId]);
+      // The repeats are found through the track index's rows, so they go first.
+      for (const table of [...projection.tables].sort((a) => (a === 'track_index_repeats' ? -1 : 0))) await client.query(accountRows(table), [accountId]);
+      await client.query(parkedSql.forgetParkedOfAccount, [projection.name, accountId]);
+      await client.query(sql.forgetAppliedEventIdsOfAccount, [projection.name, accountId]);
+    }
+    await client.query(accountsSql.markReset, [accountId]);
+  });
+}
+
+/** Whether every selected projection's cursor of the account has caught up since it was made again. */
+export async function accountCaughtUp(pool: Pool, selected: readonly Projection[], accountId: string): Promise<boolean> {
+  const { rows } = await pool.query<{ projection: string }>(accountsSql.caughtUpCursorsOfAccount, [accountId]);
+  return selected.every((p) => rows.some((r) => r.projection === p.name));
 }

@@ -3,6 +3,7 @@ import type { EventStore } from '../../src/eventstore/port.js';
 import type { Logger } from '../../src/logger.js';
 import { dataErrorFields, storedError } from './apply-errors.js';
 import { applyInSavepoint } from './parking.js';
+import * as accountsSql from './accounts-sql.js';
 import * as checkpointSql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import * as sql from './parked-sql.js';
@@ -34,7 +35,7 @@ const rebuildUnderWay = (row: CheckpointRow | undefined): boolean =>
  * Applies the parked events of a projection again, in the order they were parked, each on top of
  * the rows as they are now (not where it stood in the store: later events were applied without
  * it). Those that apply are unparked; the others stay, with the new error. One transaction, holding
- * the projection's checkpoint row: the active worker's batches wait for it, and it for them.
+ * the cursors of the accounts concerned: their batches wait for it, and it for them.
  */
 export async function retryParked(pool: Pool, store: EventStore, projection: Projection, log: Logger): Promise<RetryResult> {
   const name = projection.name;
@@ -48,7 +49,10 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
     await client.query('BEGIN');
     const checkpoint = (await client.query<CheckpointRow>(sql.lockCheckpoint, [name])).rows[0];
     if (rebuildUnderWay(checkpoint)) throw new RebuildUnderWay(name);
+    // The cursors of the accounts concerned: their batches wait for the retry, and it for them.
+    await client.query(sql.lockCursorsOfParked, [name]);
     const parked = (await client.query<ParkedRow>(sql.selectParked, [name])).rows;
+    const appliedByAccount = new Map<string, number>();
     for (const row of parked) {
       result.retried += 1;
       const [event] = await store.readStream(row.stream_name, row.stream_position, 1);
@@ -61,13 +65,15 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
       if (outcome.applied) {
         await client.query(sql.unpark, [name, row.event_id]);
         result.applied += 1;
+        const account = row.account_id ?? '';
+        appliedByAccount.set(account, (appliedByAccount.get(account) ?? 0) + 1);
       } else {
         await client.query(sql.failedAgain, [name, row.event_id, ...storedError(outcome.error)]);
         log.warn({ projection: name, eventId: row.event_id, ...dataErrorFields(outcome.error) }, 'parked event failed again');
         result.stillParked += 1;
       }
     }
-    if (result.applied) await client.query(checkpointSql.addToApplied, [name, result.applied]);
+    for (const [account, applied] of appliedByAccount) await client.query(accountsSql.addToApplied, [name, account, applied]);
     await client.query('COMMIT');
     return result;
   } catch (error) {

@@ -11,9 +11,9 @@ interface Page {
 }
 
 /**
- * One catch-up read for the runners of a process: a page read for one runner is kept, and the
- * others, reading from the same checkpoint with the same page size, get it filtered to their event
- * types instead of reading it again. Page boundaries are the same for every filter (a page ends at
+ * One catch-up read for the projections of a process: a page read for one projection is kept, and
+ * the others, reading the same account from the same checkpoint with the same page size, get it
+ * filtered to their event types instead of reading it again. Page boundaries are the same for every filter (a page ends at
  * the last event looked at), so runners that start together keep meeting on the same pages.
  *
  * A kept page stays a correct answer: the catch-up read returns only transactions older than any
@@ -37,10 +37,10 @@ export class SharedCatchUp implements CatchUpSource {
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const maxBytes = filter.maxBytes ?? defaultPageBytes;
-    const key = `${limit}|${maxBytes}|${checkpoint ?? ''}`;
+    const key = `${filter.accountId ?? ''}|${limit}|${maxBytes}|${checkpoint ?? ''}`;
     let page = this.pages.get(key);
     if (!page) {
-      const read = this.store.readAll(checkpoint, limit, { maxBytes });
+      const read = this.store.readAll(checkpoint, limit, { maxBytes, ...(filter.accountId !== undefined && { accountId: filter.accountId }) });
       const created: Page = { read, bytes: 0, events: 0 };
       page = created;
       this.pages.set(key, created);

@@ -1,22 +1,20 @@
 import cliProgress from 'cli-progress';
 import { projectionNamed, projections } from '../../projections/index.js';
 import type { Projection } from '../../projections/runner/projection.js';
-import { rebuildProjection } from '../../projections/runner/rebuild.js';
+import { liveWorkers } from '../../projections/runner/claims-sql.js';
+import { accountCaughtUp, rebuildAccount, rebuildProjections } from '../../projections/runner/rebuild.js';
 import { retryParked } from '../../projections/runner/retry.js';
-import { SharedCatchUp } from '../../projections/runner/shared-catch-up.js';
-import { projectionStatus, type ProjectionStatus } from '../../projections/runner/status.js';
+import { projectionStatus, type ProjectionStatus, type ProjectionsStatus } from '../../projections/runner/status.js';
+import type { Pool } from '../db/pool.js';
 import { CliError, withContext } from './context.js';
 
-function describeStatus(s: ProjectionStatus): string {
-  const who = s.active ? `active on ${s.active.worker} since ${s.active.since}` : 'no active worker';
-  const standby = s.standby.length ? `, ${s.standby.length} standing by (${s.standby.map((w) => w.worker).join(', ')})` : '';
+function describeProjection(s: ProjectionStatus): string {
   const lines = [
-    `${s.projection}: ${who}${standby}`,
-    `  checkpoint ${s.checkpoint ?? '(start)'}, ${s.eventsApplied} events applied, updated ${s.updatedAt ?? 'never'}`,
-    `  lag: ${s.lagEventsAtLeast ? 'at least ' : ''}${s.lagEvents} events, ${s.lagSeconds.toFixed(1)} s`,
+    `${s.projection}: ${s.eventsApplied} events applied, updated ${s.updatedAt ?? 'never'}`,
+    `  lag: ${s.lagEventsAtLeast ? 'at least ' : ''}${s.lagEvents} events, ${s.lagSeconds.toFixed(1)} s, ${s.accountsBehind} account${s.accountsBehind === 1 ? '' : 's'} behind`,
   ];
   const r = s.rebuild;
-  if (r?.state === 'requested') lines.push(`  rebuild requested at ${r.requestedAt}, waiting for the active worker`);
+  if (r?.state === 'requested') lines.push(`  rebuild requested at ${r.requestedAt}, waiting for a worker`);
   if (r?.state === 'running') lines.push(`  rebuilding since ${r.startedAt}: ${s.eventsApplied} of ${r.target ?? '?'} events replayed`);
   if (r?.state === 'finished') lines.push(`  last rebuilt ${r.startedAt} to ${r.finishedAt} (${r.target ?? '?'} events at its start)`);
   if (s.parked.events) {
@@ -29,17 +27,33 @@ function describeStatus(s: ProjectionStatus): string {
   return lines.join('\n');
 }
 
-async function status(json: boolean): Promise<void> {
-  const list = await withContext(({ pool, store }) => projectionStatus(pool, store));
-  console.log(json ? JSON.stringify(list) : list.map(describeStatus).join('\n\n'));
+function describeStatus(status: ProjectionsStatus): string {
+  const held = status.parts.filter((p) => p.owner).length;
+  const sections = [
+    `workers: ${status.workers.length ? status.workers.map((w) => `${w.worker} (parts ${w.parts.join(', ') || 'none'})`).join('; ') : 'none alive'}`,
+    `parts: ${held} of ${status.parts.length} held`,
+    ...status.parts.map((p) =>
+      p.owner
+        ? `  part ${p.part}: ${p.owner.worker}, epoch ${p.epoch}, lease to ${p.leaseExpiresAt ?? '?'}, ${p.accountsBehind ?? '?'} account(s) behind`
+        : `  part ${p.part}: nobody (epoch ${p.epoch})`,
+    ),
+    '',
+    ...status.projections.map(describeProjection),
+  ];
+  sections.push('', status.accountsBehind.length ? 'accounts furthest behind:' : 'no account behind');
+  for (const a of status.accountsBehind) sections.push(`  ${a.accountId}: ${a.projection} ${a.lagEvents} events, ${a.lagSeconds.toFixed(1)} s (checkpoint ${a.checkpoint ?? 'start'})`);
+  return sections.join('\n');
 }
 
-async function rebuild(name: string | undefined, json: boolean): Promise<void> {
+async function status(json: boolean): Promise<void> {
+  const result = await withContext(({ pool, store }) => projectionStatus(pool, store));
+  console.log(json ? JSON.stringify(result) : describeStatus(result));
+}
+
+async function rebuild(name: string | undefined, accountOption: string | undefined, json: boolean): Promise<void> {
   const selected = selectedProjections('rebuild', name);
   await withContext(async ({ pool, store, log }) => {
-    // All at once: runners here then share their reads of the store. One alone reads only the
-    // events of its types (and, for the track index, no payloads), which a shared read cannot.
-    const source = selected.length > 1 ? new SharedCatchUp(store) : undefined;
+    if (accountOption !== undefined) return rebuildOneAccount(pool, selected, accountOption, json);
     const bars = json || !process.stdout.isTTY
       ? null
       : new cliProgress.MultiBar(
@@ -47,31 +61,44 @@ async function rebuild(name: string | undefined, json: boolean): Promise<void> {
           cliProgress.Presets.shades_classic,
         );
     const width = Math.max(...selected.map((p) => p.name.length));
-    const results = await Promise.all(
-      selected.map(async (projection) => {
-        let bar: cliProgress.SingleBar | null = null;
-        const result = await rebuildProjection(pool, store, projection, {
-          log,
-          source,
-          onProgress: ({ applied, target }) => {
-            if (!bars || target === null) return;
-            bar ??= bars.create(Math.max(target, 1), 0, { name: projection.name.padEnd(width) });
-            bar.setTotal(Math.max(target, applied, 1));
-            bar.update(applied, { name: projection.name.padEnd(width) });
-          },
-        });
-        return { projection: projection.name, ...result };
-      }),
-    );
+    const shown = new Map<string, cliProgress.SingleBar>();
+    const results = await rebuildProjections(pool, store, selected, {
+      log,
+      onProgress: (projection, { applied, target }) => {
+        if (!bars || target === null) return;
+        let bar = shown.get(projection.name);
+        if (!bar) {
+          bar = bars.create(Math.max(target, 1), 0, { name: projection.name.padEnd(width) });
+          shown.set(projection.name, bar);
+        }
+        bar.setTotal(Math.max(target, applied, 1));
+        bar.update(applied, { name: projection.name.padEnd(width) });
+      },
+    });
     bars?.stop();
     for (const result of results) {
       if (json) console.log(JSON.stringify(result));
       else {
-        const by = result.ranHere ? 'in this process' : 'by the active worker';
+        const by = result.ranHere ? 'in this process' : 'by the workers';
         console.log(`${result.projection}: rebuilt ${by}, ${result.events} events replayed in ${result.seconds.toFixed(1)} s`);
       }
     }
   });
+}
+
+/** One account (by license code or id): its rows go, and the workers replay it while every other account goes on. */
+async function rebuildOneAccount(pool: Pool, selected: Projection[], account: string, json: boolean): Promise<void> {
+  const { rows } = await pool.query<{ id: string }>('SELECT id::text AS id FROM accounts WHERE license_code = $1 OR id::text = $1', [account]);
+  const accountId = rows[0]?.id;
+  if (!accountId) throw new CliError(`no account with the license code or id ${account}`, 1);
+  const started = Date.now();
+  await rebuildAccount(pool, selected, accountId);
+  const live = (await pool.query<{ live: number }>(liveWorkers)).rows[0]?.live ?? 0;
+  if (live === 0) throw new CliError(`account ${account}: read models emptied; no projection worker is alive to replay them (start one: npm run worker)`, 1);
+  while (!(await accountCaughtUp(pool, selected, accountId))) await new Promise((resolve) => setTimeout(resolve, 200));
+  const seconds = (Date.now() - started) / 1000;
+  if (json) console.log(JSON.stringify({ accountId, projections: selected.map((p) => p.name), seconds }));
+  else console.log(`account ${account}: ${selected.map((p) => p.name).join(', ')} rebuilt by the workers in ${seconds.toFixed(1)} s`);
 }
 
 function selectedProjections(action: string, name: string | undefined): Projection[] {
@@ -95,9 +122,13 @@ async function retry(name: string | undefined, json: boolean): Promise<void> {
 }
 
 export async function projectionsCommand(args: string[], json: boolean): Promise<void> {
-  const [action, name] = args;
+  const [action, name, ...rest] = args;
   if (action === 'status') return status(json);
-  if (action === 'rebuild') return rebuild(name, json);
+  if (action === 'rebuild') {
+    const accountAt = rest.indexOf('--account');
+    if (accountAt >= 0 && !rest[accountAt + 1]) throw new CliError('usage: tracking projections rebuild <name|all> [--account <license code|account id>]', 2);
+    return rebuild(name, accountAt >= 0 ? rest[accountAt + 1] : undefined, json);
+  }
   if (action === 'retry') return retry(name, json);
-  throw new CliError('usage: tracking projections status | rebuild <name|all> | retry <name|all>', 2);
+  throw new CliError('usage: tracking projections status | rebuild <name|all> [--account <license code|account id>] | retry <name|all>', 2);
 }

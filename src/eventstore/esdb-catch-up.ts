@@ -1,4 +1,4 @@
-import { eventTypeFilter, START, type AllStreamResolvedEvent, type AllStreamSubscription, type EventStoreDBClient, type Position } from '@eventstore/db-client';
+import { eventTypeFilter, START, streamNameFilter, type AllStreamResolvedEvent, type AllStreamSubscription, type EventStoreDBClient, type Position } from '@eventstore/db-client';
 import type { Logger } from '../logger.js';
 import { decodePosition, encodePosition, storedEventTypesRegex, toRecorded } from './esdb-positions.js';
 import type { RecordedEvent } from './port.js';
@@ -16,11 +16,16 @@ export interface FeedPage {
   bytes: number;
   /** After the last event handed out; the feed's cursor. */
   checkpoint: string | null;
+  /** The checkpoint after each event, in order. */
+  positions: string[];
 }
 
+/** The prefixes of the streams of one account (docs/events.md, Streams). */
+export const accountStreamPrefixes = (accountId: string): string[] => ['user', 'anonymous', 'product'].map((kind) => `${kind}-${accountId}-`);
+
 /**
- * A catch-up subscription to `$all`, filtered on the server to the service's event types, read in
- * pages. It resumes after its cursor (the position of the last event handed out); when its
+ * A catch-up subscription to `$all`, filtered on the server to the service's event types (or to
+ * the streams of one account), read in pages. It resumes after its cursor (the position of the last event handed out); when its
  * connection drops it subscribes again from there, waiting longer after each failure in a row. The
  * events received but not yet handed out are bounded in number and in bytes: the subscription
  * pauses when they pile up.
@@ -46,6 +51,8 @@ export class CatchUpFeed {
     private readonly highWater: number,
     /** Bytes of data kept at most before the subscription is paused (one event more may come). */
     private readonly highWaterBytes: number,
+    /** Only the events of this account's streams. */
+    readonly accountId?: string,
   ) {
     this.subscribe();
   }
@@ -86,7 +93,7 @@ export class CatchUpFeed {
     const last = taken.at(-1);
     if (last) this.cursor = encodePosition(last.position);
     if (this.subscription?.isPaused() && this.queue.length < this.highWater / 2 && this.queuedBytes < this.highWaterBytes / 2) this.subscription.resume();
-    return { events: taken.map((item) => item.event), checkpoint: this.cursor, bytes };
+    return { events: taken.map((item) => item.event), checkpoint: this.cursor, bytes, positions: taken.map((item) => encodePosition(item.position)) };
   }
 
   async close(): Promise<void> {
@@ -119,7 +126,8 @@ export class CatchUpFeed {
     this.caughtUp = false;
     const subscription = this.client.subscribeToAll({
       fromPosition: this.cursor === null ? START : decodePosition(this.cursor),
-      filter: eventTypeFilter({ regex: storedEventTypesRegex }),
+      // Every stream of an account holds only the service's events.
+      filter: this.accountId === undefined ? eventTypeFilter({ regex: storedEventTypesRegex }) : streamNameFilter({ prefixes: accountStreamPrefixes(this.accountId) }),
     });
     this.subscription = subscription;
     subscription.on('data', (resolved: AllStreamResolvedEvent) => {

@@ -1,11 +1,11 @@
 import { ANY, BACKWARDS, END, FORWARDS, START, type EventStoreDBClient } from '@eventstore/db-client';
 import type { Logger } from '../logger.js';
 import { appendByStream } from './esdb-append.js';
-import { CatchUpFeed } from './esdb-catch-up.js';
+import { accountStreamPrefixes, CatchUpFeed } from './esdb-catch-up.js';
 import { EsdbClients, isStreamNotFound } from './esdb-client.js';
 import { decodePosition, toRecorded } from './esdb-positions.js';
 import { defaultMaxAppendBytes } from './esdb-writes.js';
-import { defaultPageBytes, eventTypes, maxEventsAhead, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
+import { defaultPageBytes, eventTypes, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
@@ -20,6 +20,12 @@ export interface EsdbEventStoreOptions {
   /** Bytes one write may hold (the server's MaxAppendSize); default 1 MiB. */
   maxAppendBytes?: number;
 }
+
+/**
+ * Catch-up subscriptions open at most: one per position read from, of all accounts (discovery) or
+ * of one account (its projections' cursors).
+ */
+const defaultMaxFeeds = 64;
 
 /** Feeds nobody has read from for this long are closed. */
 const idleFeedMs = 60_000;
@@ -76,26 +82,53 @@ export class EsdbEventStore implements EventStore {
   }
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
-    const page = await this.feedAt(checkpoint).read(limit, filter.maxBytes ?? defaultPageBytes);
+    const page = await this.feedAt(checkpoint, filter.accountId).read(limit, filter.maxBytes ?? defaultPageBytes);
     const types = filter.types;
     return { checkpoint: page.checkpoint, bytes: page.bytes, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
   }
 
-  /** An idle open feed whose cursor is at `checkpoint`, or a new one subscribed from there. */
-  private feedAt(checkpoint: string | null): CatchUpFeed {
+  /**
+   * An idle open feed (of that account's streams, or of all) whose cursor is at `checkpoint`, or a
+   * new one subscribed from there.
+   */
+  private feedAt(checkpoint: string | null, accountId?: string): CatchUpFeed {
     const now = Date.now();
     for (const feed of this.feeds) {
-      if (feed.position === checkpoint && !feed.busy) return feed;
+      if (feed.position === checkpoint && feed.accountId === accountId && !feed.busy) return feed;
       if (now - feed.lastUsed > idleFeedMs) this.closeFeed(feed);
     }
-    if (this.feeds.size >= (this.options.maxFeeds ?? 8)) {
+    if (this.feeds.size >= (this.options.maxFeeds ?? defaultMaxFeeds)) {
       const oldest = [...this.feeds].sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (oldest) this.closeFeed(oldest);
     }
-    // A page's worth of data received ahead, at most (a process may have a feed per projection).
-    const feed = new CatchUpFeed(this.clients.current, checkpoint, this.options.log, maxEventsAhead, defaultPageBytes);
+    // A page's worth of data received ahead, at most; less for a feed of one account, as a
+    // process may follow many accounts at once.
+    const feed =
+      accountId === undefined
+        ? new CatchUpFeed(this.clients.current, checkpoint, this.options.log, maxEventsAhead, defaultPageBytes)
+        : new CatchUpFeed(this.clients.current, checkpoint, this.options.log, maxEventsAhead / 4, defaultPageBytes / 4, accountId);
     this.feeds.add(feed);
     return feed;
+  }
+
+  async scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan> {
+    const page = await this.feedAt(checkpoint).read(limit, defaultPageBytes);
+    const accounts = new Map<string, string | null>();
+    let before = checkpoint;
+    page.events.forEach((event, i) => {
+      const accountId = event.metadata.accountId;
+      if (typeof accountId === 'string' && !accounts.has(accountId)) accounts.set(accountId, before);
+      before = page.positions[i] ?? before;
+    });
+    return { accounts: [...accounts].map(([accountId, first]) => ({ accountId, before: first })), checkpoint: page.checkpoint };
+  }
+
+  comparePositions(a: string | null, b: string | null): number {
+    if (a === null || b === null) return a === b ? 0 : a === null ? -1 : 1;
+    const pa = decodePosition(a);
+    const pb = decodePosition(b);
+    const diff = pa.commit !== pb.commit ? pa.commit - pb.commit : pa.prepare - pb.prepare;
+    return diff === 0n ? 0 : diff < 0n ? -1 : 1;
   }
 
   private closeFeed(feed: CatchUpFeed): void {
@@ -110,6 +143,7 @@ export class EsdbEventStore implements EventStore {
   async backlog(checkpoint: string | null, filter: ReadFilter = {}): Promise<Backlog> {
     const types: readonly string[] = filter.types ?? eventTypes;
     const limit = this.options.backlogCountLimit ?? 100_000;
+    const prefixes = filter.accountId === undefined ? null : accountStreamPrefixes(filter.accountId);
     const from = checkpoint === null ? null : decodePosition(checkpoint);
     let events = 0;
     let scanned = 0;
@@ -123,6 +157,7 @@ export class EsdbEventStore implements EventStore {
         // A read from a position starts at the event there, which the checkpoint has seen.
         if (!event?.position || (from && event.position.commit === from.commit && event.position.prepare === from.prepare)) continue;
         if (!types.includes(event.type)) continue;
+        if (prefixes && !prefixes.some((prefix) => event.streamId.startsWith(prefix))) continue;
         oldestRecordedAt ??= event.created.toISOString();
         events += 1;
         if (events >= limit) return { events, oldestRecordedAt, atLeast: true };

@@ -90,6 +90,22 @@ export interface ReadFilter {
   data?: boolean;
   /** Bytes of data (JSON text) the page holds at most, past its first event; default defaultPageBytes. */
   maxBytes?: number;
+  /**
+   * Only the events of this account (metadata.accountId), in the same order; the checkpoint moves
+   * past the last of them. A reader that follows one account need not read past the others'.
+   */
+  accountId?: string;
+}
+
+/** The accounts with events in a stretch of the store, read in catch-up order (discovery). */
+export interface AccountsScan {
+  /**
+   * Each account met, once, with a checkpoint before its first event met (a reader of that account
+   * from there misses none of its events in the stretch), in the order first met.
+   */
+  accounts: { accountId: string; before: string | null }[];
+  /** Past every event looked at; unchanged when nothing new was read. */
+  checkpoint: string | null;
 }
 
 /** How far a reader at some checkpoint is behind the head of the store. */
@@ -119,6 +135,10 @@ export interface EventStore {
    */
   readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult>;
   backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog>;
+  /** The accounts of up to `limit` events after `checkpoint`, in catch-up order. */
+  scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan>;
+  /** Orders two checkpoints of this store (null: the start): negative, zero or positive. */
+  comparePositions(a: string | null, b: string | null): number;
   readStream(stream: string, fromPosition?: number, limit?: number): Promise<RecordedEvent[]>;
   /** Throws when the store cannot accept appends. */
   ping(): Promise<void>;

@@ -51,24 +51,45 @@ const sentBytes = `CASE WHEN ($4::text[] IS NULL OR event_type = ANY($4)) AND $5
  *
  * At most $3 rows, and only as long as the data of the rows before stays under $6 bytes (the first
  * row always comes). The sizes are stored with each event (data_bytes), so rows left out cost no
- * detoasting; the window runs along the index scan and stops with the LIMIT.
+ * detoasting; the window runs along the index scan and stops with the LIMIT. With `byAccount`,
+ * only the rows of account $7, along the index events_by_account: the same order, restricted.
  */
-export const readAllAfter = `SELECT * FROM (
+function catchUpRead(byAccount: boolean): string {
+  return `SELECT * FROM (
     SELECT ${filteredColumns}, ${sentBytes} AS bytes,
       coalesce(sum(${sentBytes}) OVER (ORDER BY events.transaction_id, events.global_position
         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
     FROM events
-    WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+    WHERE ${byAccount ? 'account_id = $7 AND ' : ''}(transaction_id, global_position) > ($1::xid8, $2::bigint)
       AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
     ORDER BY events.transaction_id, events.global_position
     LIMIT $3) page
   WHERE bytes_before < $6
   ORDER BY transaction_id::xid8, global_position`;
+}
 
-/** Events after a checkpoint, committed or about to be visible: what a reader there has still to read. */
+export const readAllAfter = catchUpRead(false);
+
+export const readAccountAfter = catchUpRead(true);
+
+/**
+ * Events after a checkpoint, committed or about to be visible: what a reader there has still to
+ * read ($4: of that account only, or NULL for all).
+ */
 export const backlogAfter = `SELECT count(*) AS events, min(recorded_at) AS oldest FROM events
   WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-    AND ($3::text[] IS NULL OR event_type = ANY($3))`;
+    AND ($3::text[] IS NULL OR event_type = ANY($3))
+    AND ($4::text IS NULL OR account_id = $4)`;
+
+/**
+ * The account of each of up to $3 events after a checkpoint, in catch-up order (discovery). As
+ * above, ORDER BY names the table's column, not the text alias.
+ */
+export const accountsAfter = `SELECT account_id, transaction_id::text AS transaction_id, global_position FROM events
+  WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY events.transaction_id, events.global_position
+  LIMIT $3`;
 
 export const readStream = `SELECT ${recordedColumns} FROM events
   WHERE stream_name = $1 AND stream_position >= $2

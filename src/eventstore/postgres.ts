@@ -2,7 +2,7 @@ import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
-import { defaultPageBytes, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable } from './port.js';
+import { defaultPageBytes, type AccountsScan, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable } from './port.js';
 import * as sql from './postgres-sql.js';
 import { StreamHeads } from './stream-heads.js';
 
@@ -206,14 +206,10 @@ export class PostgresEventStore implements EventStore {
 
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
-    const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number }>(sql.readAllAfter, [
-      transactionId,
-      globalPosition,
-      limit,
-      filter.types ?? null,
-      filter.data !== false,
-      filter.maxBytes ?? defaultPageBytes,
-    ]);
+    const values: unknown[] = [transactionId, globalPosition, limit, filter.types ?? null, filter.data !== false, filter.maxBytes ?? defaultPageBytes];
+    const text = filter.accountId === undefined ? sql.readAllAfter : sql.readAccountAfter;
+    if (filter.accountId !== undefined) values.push(filter.accountId);
+    const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number }>(text, values);
     const last = rows.at(-1);
     return {
       events: rows.filter((row) => row.wanted).map((row) => toRecorded(row.data === null ? { ...row, data: {} } : row)),
@@ -225,10 +221,31 @@ export class PostgresEventStore implements EventStore {
   async backlog(checkpoint: string | null, filter: ReadFilter = {}): Promise<Backlog> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
     const { rows } = await this.pool
-      .query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [transactionId, globalPosition, filter.types ?? null])
+      .query<{ events: number; oldest: Date | null }>(sql.backlogAfter, [transactionId, globalPosition, filter.types ?? null, filter.accountId ?? null])
       .catch(this.fail);
     const row = rows[0];
     return { events: row?.events ?? 0, oldestRecordedAt: row?.oldest ? row.oldest.toISOString() : null };
+  }
+
+  async scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan> {
+    const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
+    const { rows } = await this.pool
+      .query<{ account_id: string | null; transaction_id: string; global_position: number }>(sql.accountsAfter, [transactionId, globalPosition, limit])
+      .catch(this.fail);
+    const accounts = new Map<string, string | null>();
+    let before = checkpoint;
+    for (const row of rows) {
+      if (row.account_id !== null && !accounts.has(row.account_id)) accounts.set(row.account_id, before);
+      before = encodeCheckpoint(row.transaction_id, row.global_position);
+    }
+    return { accounts: [...accounts].map(([accountId, first]) => ({ accountId, before: first })), checkpoint: before };
+  }
+
+  comparePositions(a: string | null, b: string | null): number {
+    const [ta, pa] = decodeCheckpoint(a);
+    const [tb, pb] = decodeCheckpoint(b);
+    const byTransaction = BigInt(ta) - BigInt(tb);
+    return byTransaction !== 0n ? (byTransaction < 0n ? -1 : 1) : Math.sign(pa - pb);
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {

@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest } from '../errors.js';
 import { activityCounts, decodeWarningsCursor, recentWarnings, warningGroups } from '../ingest/activity-queries.js';
-import { projectionStatus } from '../../projections/runner/status.js';
+import { lagOfAccount } from '../../projections/runner/status.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
 
@@ -39,9 +39,10 @@ export function activityRoutes(services: Services): Router {
   });
 
   router.get('/overview', async (_req: Request, res: Response) => {
-    const [counts, statuses] = await Promise.all([activityCounts(services.pool, accountOf(res).id), projectionStatus(services.pool, services.store)]);
-    const lagSeconds = Math.max(0, ...statuses.map((s) => s.lagSeconds));
-    res.json({ ...counts, projections: { lagSeconds, caughtUp: statuses.every((s) => s.lagSeconds === 0) } });
+    const accountId = accountOf(res).id;
+    // This account's read models only: another account's backlog is not this one's lag.
+    const [counts, lag] = await Promise.all([activityCounts(services.pool, accountId), lagOfAccount(services.pool, services.store, accountId)]);
+    res.json({ ...counts, projections: { lagSeconds: lag.lagSeconds, lagEvents: lag.lagEvents, caughtUp: lag.lagEvents === 0 } });
   });
   return router;
 }

@@ -26,7 +26,7 @@ export function projectionRoutes(services: Services): Router {
   };
 
   router.get('/projections', operator, async (_req: Request, res: Response) => {
-    res.json({ projections: await projectionStatus(services.pool, services.store) });
+    res.json(await projectionStatus(services.pool, services.store));
   });
 
   router.post('/projections/:name/rebuild', operator, async (req: Request, res: Response) => {

@@ -212,10 +212,10 @@ export const projectionOperations: OperationDoc[] = takingAdminToken([
     operationId: 'list-projections',
     tag: 'Projections',
     summary: "The projections' status",
-    description: 'Checkpoint, lag, active and standby workers, parked events and rebuild of each.',
+    description: 'Per projection: events applied, lag, accounts behind, parked events and rebuild; the parts and their owners, the workers alive, and the accounts furthest behind.',
     access: 'operator',
     usesStore: true,
-    responses: { 200: jsonReply('One status per projection.', schemaRef('ProjectionStatusList')) },
+    responses: { 200: jsonReply('As `tracking projections status --json`.', schemaRef('ProjectionStatusList')) },
   },
   projection(
     'rebuild',

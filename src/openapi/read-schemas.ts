@@ -43,7 +43,7 @@ const parkedEvent = closedObject({
   parkedAt: instant,
 });
 
-const workerSession = { worker: { type: 'string', description: '`pid@host` of the worker process.' }, sessionPid: { type: 'integer' } };
+const workerName = { type: 'string', description: '`pid@host` of the worker process.' };
 
 const warningFields = {
   at: instant,
@@ -219,20 +219,25 @@ export const readSchemas: Record<string, JsonObject> = {
   Overview: closedObject({
     perMinute: { type: 'array', items: bucket, description: 'The last 60 minutes, buckets with traffic, oldest first.' },
     perHour: { type: 'array', items: bucket, description: 'The last 7 days, buckets with traffic, oldest first.' },
-    projections: closedObject({ lagSeconds: { type: 'number', minimum: 0 }, caughtUp: { type: 'boolean' } }),
+    projections: closedObject(
+      {
+        lagSeconds: { type: 'number', minimum: 0, description: "Age of this account's oldest event not applied yet by some read model; 0 when caught up." },
+        lagEvents: { ...count, description: "This account's events not applied yet, over its read models." },
+        caughtUp: { type: 'boolean' },
+      },
+      { description: "How far behind this account's own read models are: other accounts' backlogs do not count." },
+    ),
   }),
   RebuildStatus: rebuildStatus,
   ProjectionStatus: withOptional(
     closedObject(
       {
         projection: { enum: projections.map((p) => p.name) },
-        checkpoint: orNull('string'),
-        eventsApplied: count,
+        eventsApplied: { ...count, description: "Over every account's cursor, since they were made (a rebuild makes them again)." },
         updatedAt: orNull('string', { format: 'date-time' }),
-        lagEvents: count,
-        lagSeconds: { type: 'number', minimum: 0 },
-        active: { oneOf: [closedObject({ ...workerSession, since: instant }), { type: 'null' }] },
-        standby: { type: 'array', items: closedObject(workerSession) },
+        lagEvents: { ...count, description: 'Events stored and not applied yet, over the accounts counted.' },
+        lagSeconds: { type: 'number', minimum: 0, description: 'Age of the oldest event not applied yet, of any account.' },
+        accountsBehind: count,
         rebuild: { oneOf: [schemaRef('RebuildStatus'), { type: 'null' }] },
         parked: closedObject({ events: count, latest: { type: 'array', items: parkedEvent, description: 'The latest 3.' } }),
       },
@@ -240,7 +245,33 @@ export const readSchemas: Record<string, JsonObject> = {
     ),
     { lagEventsAtLeast: { const: true, description: 'The store stopped counting: the lag is at least `lagEvents`.' } },
   ),
-  ProjectionStatusList: closedObject({ projections: { type: 'array', items: schemaRef('ProjectionStatus') } }),
+  ProjectionStatusList: closedObject({
+    projections: { type: 'array', items: schemaRef('ProjectionStatus') },
+    parts: {
+      type: 'array',
+      description: 'The parts accounts are hashed into, each claimed by one worker under a lease (docs/projections.md, Parts, claims and checkpoints).',
+      items: closedObject({
+        part: count,
+        owner: { oneOf: [closedObject({ worker: workerName, workerId: { type: 'string', format: 'uuid' } }), { type: 'null' }] },
+        epoch: { ...count, description: 'Grows at every claim; a batch commits only under the epoch its worker claimed.' },
+        leaseExpiresAt: orNull('string', { format: 'date-time' }),
+        claimedAt: orNull('string', { format: 'date-time' }),
+        accountsBehind: orNull('integer', { description: 'As its owner reported last (every 2 s).' }),
+        reportedAt: orNull('string', { format: 'date-time' }),
+      }),
+    },
+    workers: {
+      type: 'array',
+      description: 'Workers alive.',
+      items: closedObject({ workerId: { type: 'string', format: 'uuid' }, worker: workerName, startedAt: instant, heartbeatAt: instant, parts: { type: 'array', items: count } }),
+    },
+    accountsBehind: {
+      type: 'array',
+      maxItems: 10,
+      description: 'The accounts furthest behind, worst first.',
+      items: closedObject({ accountId: text, projection: { enum: projections.map((p) => p.name) }, lagEvents: count, lagSeconds: { type: 'number', minimum: 0 }, checkpoint: orNull('string') }),
+    },
+  }),
   RebuildRequested: closedObject({ projection: text, rebuild: schemaRef('RebuildStatus') }),
   RetryResult: closedObject({ projection: text, retried: count, applied: count, stillParked: count }),
 };

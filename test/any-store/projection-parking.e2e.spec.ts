@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { leadsProjection } from '../../projections/leads/projection.js';
-import { rebuildProjection } from '../../projections/runner/rebuild.js';
+import { rebuildProjections } from '../../projections/runner/rebuild.js';
 import type { ProjectionStatus } from '../../projections/runner/status.js';
 import { createLogger } from '../../src/logger.js';
 import { TestApp, type Credentials } from '../support/app.js';
@@ -185,8 +185,8 @@ describe('events a projection cannot apply are parked (e2e)', function () {
         if (round === 6) poisons.push(await storePoisonProfile(app, acme, 'ann'));
       }
       const log = createLogger('silent');
-      const rebuilt = await rebuildProjection(app.pool, app.services.store, leadsProjection, { log, batchSize: 5_000 });
-      expect(rebuilt.events).to.equal(30);
+      const [rebuilt] = await rebuildProjections(app.pool, app.services.store, [leadsProjection], { log, batchSize: 5_000 });
+      expect(rebuilt?.events).to.equal(30);
       const versions = async (): Promise<Record<string, number>> =>
         Object.fromEntries(
           (await app.pool.query<{ user_id: string; version: number }>('SELECT user_id, version FROM leads ORDER BY user_id')).rows.map((r) => [r.user_id, r.version]),
@@ -195,7 +195,7 @@ describe('events a projection cannot apply are parked (e2e)', function () {
       expect(await parkedIds(app, 'leads')).to.deep.equal(poisons);
 
       // A replay in smaller batches parks the same event and gives the same rows.
-      await rebuildProjection(app.pool, app.services.store, leadsProjection, { log, batchSize: 4 });
+      await rebuildProjections(app.pool, app.services.store, [leadsProjection], { log, batchSize: 4 });
       expect(await parkedIds(app, 'leads')).to.deep.equal(poisons);
       expect(await versions()).to.deep.equal({ ann: 10, bob: 10, cid: 10 });
     });

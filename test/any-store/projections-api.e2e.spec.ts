@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { RetryResult } from '../../projections/runner/retry.js';
-import type { ProjectionStatus, RebuildStatus } from '../../projections/runner/status.js';
+import type { ProjectionStatus, ProjectionsStatus, RebuildStatus } from '../../projections/runner/status.js';
 import type { LeadPage } from '../../projections/leads/queries.js';
 import { adminToken, servedApp, type Credentials, type Reply, type TestApp } from '../support/app.js';
 import { tracking } from '../support/cli.js';
@@ -21,12 +21,13 @@ describe('operator API: projections (e2e)', function () {
   // One event per batch: a rebuild's progress moves event by event.
   servedApp((started) => ({ app, account } = started), { projections: true, config: { projectionBatchSize: 1 } });
 
-  const statuses = async (): Promise<ProjectionStatus[]> => {
-    const reply = await app.get<{ projections: ProjectionStatus[] }>('/admin/v1/projections', admin);
+  const overview = async (): Promise<ProjectionsStatus> => {
+    const reply = await app.get<ProjectionsStatus>('/admin/v1/projections', admin);
     expect(reply.status, show(reply)).to.equal(200);
-    expect(reply.body).to.have.all.keys('projections');
-    return reply.body.projections;
+    expect(reply.body).to.have.all.keys('projections', 'parts', 'workers', 'accountsBehind');
+    return reply.body;
   };
+  const statuses = async (): Promise<ProjectionStatus[]> => (await overview()).projections;
   const statusOf = async (name: string): Promise<ProjectionStatus> => {
     const found = (await statuses()).find((s) => s.projection === name);
     if (!found) throw new Error(`no status for ${name}`);
@@ -47,17 +48,23 @@ describe('operator API: projections (e2e)', function () {
   it('lists every projection as `tracking projections status --json` does', async () => {
     queued(await app.ingest(account, 'users', { userId: 'u-1', attributes: {} }));
     await app.projected();
-    const listed = await statuses();
+    const whole = await overview();
+    const listed = whole.projections;
     const cli = await tracking(app, 'projections', 'status', '--json');
     expect(cli.code, cli.stderr).to.equal(0);
     // Lag in seconds is measured at each call; all else is the same.
     const comparable = (list: ProjectionStatus[]): Omit<ProjectionStatus, 'lagSeconds'>[] => list.map(({ lagSeconds: _lag, ...rest }) => rest);
-    expect(comparable(listed)).to.deep.equal(comparable(JSON.parse(cli.stdout) as ProjectionStatus[]));
+    const fromCli = JSON.parse(cli.stdout) as ProjectionsStatus;
+    expect(comparable(listed)).to.deep.equal(comparable(fromCli.projections));
     expect(listed.map((s) => s.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
     const leads = listed[0] as ProjectionStatus;
-    expect(leads).to.include({ eventsApplied: 1, lagEvents: 0, rebuild: null });
-    expect(leads.active?.worker).to.be.a('string');
+    expect(leads).to.include({ eventsApplied: 1, lagEvents: 0, accountsBehind: 0, rebuild: null });
     expect(leads.parked).to.deep.equal({ events: 0, latest: [] });
+    // One worker (the app's): it holds every part.
+    expect(whole.workers).to.have.length(1);
+    expect(whole.workers[0]?.parts).to.have.length(whole.parts.length);
+    expect(whole.parts.every((p) => p.owner?.workerId === whole.workers[0]?.workerId)).to.equal(true);
+    expect(whole.accountsBehind).to.deep.equal([]);
   });
 
   it('rebuilds through the active worker: 202 at once, progress in the status, then finished with the leads there again', async () => {

@@ -9,8 +9,8 @@ import { Metrics } from '../../src/metrics.js';
 import { createServices, type Services } from '../../src/services.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { EsdbTestServer } from '../../testing/esdb-test-server.js';
-import { projections, startProjectionWorkers } from '../../projections/index.js';
-import { selectCheckpoint, type CheckpointRow } from '../../projections/runner/checkpoints-sql.js';
+import { startProjectionWorker } from '../../projections/index.js';
+import { eventsBehind } from '../../projections/runner/status.js';
 
 export interface StartOptions {
   /** The database of another TestApp: two apps on one database behave like two processes. */
@@ -88,7 +88,7 @@ export class TestApp {
     const { port } = server.address() as AddressInfo;
     let workers = null;
     if (shared?.projections) {
-      const started = startProjectionWorkers({
+      const started = startProjectionWorker({
         databaseUrl: database.url,
         queryTimeoutMs: config.queryTimeoutMs,
         store: services.store,
@@ -97,7 +97,7 @@ export class TestApp {
         pollMs: 20,
         batchSize: config.projectionBatchSize,
       });
-      services.appends.on('appended', () => started.workers.wake());
+      services.appends.on('appended', () => started.worker.wake());
       workers = started;
     }
     return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared?.database, workers);
@@ -128,12 +128,7 @@ export class TestApp {
   async projected(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      let behind = 0;
-      for (const projection of projections) {
-        const { rows } = await this.pool.query<CheckpointRow>(selectCheckpoint, [projection.name]);
-        const backlog = await this.services.store.backlog(rows[0]?.checkpoint ?? null, { types: projection.eventTypes });
-        behind += backlog.events;
-      }
+      const behind = await eventsBehind(this.pool, this.services.store);
       if (behind === 0) return;
       if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -38,7 +38,7 @@ export function projectionSpec(projection: Projection, options: { mayRepeatEvent
       try {
         for (const batch of batches) {
           await client.query('BEGIN');
-          await projection.apply(client, await eventsToApply(client, projection, options.mayRepeatEventIds ?? false, batch));
+          await projection.apply(client, await eventsToApply(client, projection, options.mayRepeatEventIds ?? false, batch, null));
           await client.query('COMMIT');
         }
         await check(async (text, values) => (await client.query(text, values)).rows);

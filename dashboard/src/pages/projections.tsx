@@ -47,11 +47,9 @@ export function ProjectionsPage(_props: PageProps) {
               <thead>
                 <tr>
                   <th scope="col">Projection</th>
-                  <th scope="col">Checkpoint</th>
                   <th scope="col">Events applied</th>
                   <th scope="col">Lag</th>
-                  <th scope="col">Active worker</th>
-                  <th scope="col">Standby</th>
+                  <th scope="col">Accounts behind</th>
                   <th scope="col">Parked</th>
                   <th scope="col">Rebuild</th>
                 </tr>
@@ -60,17 +58,15 @@ export function ProjectionsPage(_props: PageProps) {
                 {statuses.map((status) => (
                   <tr key={status.projection}>
                     <th scope="row" data-label="Projection">{status.projection}</th>
-                    <td data-label="Checkpoint">
-                      <code>{status.checkpoint ?? 'none'}</code>
+                    <td data-label="Events applied">
+                      {formatCount(status.eventsApplied)}
                       <div class="hint">{status.updatedAt ? `updated ${formatTime(status.updatedAt)}` : 'never updated'}</div>
                     </td>
-                    <td data-label="Events applied">{formatCount(status.eventsApplied)}</td>
                     <td data-label="Lag">
                       {status.lagEventsAtLeast ? 'at least ' : ''}
                       {formatCount(status.lagEvents)} {status.lagEvents === 1 ? 'event' : 'events'}, {formatSeconds(status.lagSeconds)}
                     </td>
-                    <td data-label="Active worker">{status.active ? `${status.active.worker} since ${formatTime(status.active.since)}` : 'none'}</td>
-                    <td data-label="Standby">{status.standby.length}</td>
+                    <td data-label="Accounts behind">{formatCount(status.accountsBehind)}</td>
                     <td data-label="Parked">{formatCount(status.parked.events)}</td>
                     <td class="rebuild-state" data-label="Rebuild">{rebuildText(status)}</td>
                   </tr>
@@ -92,7 +88,7 @@ function rebuildText(status: ProjectionStatus): string {
   if (!rebuild) return 'never rebuilt';
   switch (rebuild.state) {
     case 'requested':
-      return `requested ${formatTime(rebuild.requestedAt)}: waiting for the active worker`;
+      return `requested ${formatTime(rebuild.requestedAt)}: waiting for a worker`;
     case 'running':
       return `running: ${formatCount(status.eventsApplied)} of ${rebuild.target === null ? '?' : formatCount(rebuild.target)} events`;
     case 'finished':

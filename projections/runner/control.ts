@@ -1,0 +1,95 @@
+import type pg from 'pg';
+import type { EventStore } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
+import * as accountsSql from './accounts-sql.js';
+import * as sql from './checkpoints-sql.js';
+import type { CheckpointRow } from './checkpoints-sql.js';
+import * as parkedSql from './parked-sql.js';
+import type { Projection } from './projection.js';
+
+export interface ControlEvents {
+  /** A rebuild of the projection started (here or in another worker): its cursors are gone, replay every account. */
+  onRestarted(projection: Projection): void;
+  /** An account was rebuilt: replay it. */
+  onAccountReset(accountId: string): void;
+}
+
+/**
+ * What every worker looks at now and then besides the events: whole rebuilds asked for (one
+ * worker empties the read models and removes the cursors; every worker then replays its
+ * accounts), rebuilds finished (every account's cursor caught up), and accounts rebuilt alone.
+ */
+export class RebuildControl {
+  private readonly startedSeen = new Map<string, number>();
+  private resetSeen: Date = new Date(0);
+
+  constructor(
+    private readonly projections: readonly Projection[],
+    private readonly store: Pick<EventStore, 'backlog'>,
+    private readonly log: Logger,
+    private readonly events: ControlEvents,
+  ) {}
+
+  /** The current reset time, so that a worker starting now replays no account rebuilt before. */
+  async load(client: pg.ClientBase): Promise<void> {
+    const { rows } = await client.query<{ latest: Date | null }>('SELECT max(reset_at) AS latest FROM projection_accounts');
+    this.resetSeen = rows[0]?.latest ?? new Date(0);
+    const checkpoints = await client.query<CheckpointRow>(sql.selectCheckpoints);
+    for (const row of checkpoints.rows) this.startedSeen.set(row.projection, row.rebuild_started_at?.getTime() ?? 0);
+  }
+
+  /** One look; `discoveryCaughtUp`: this worker has registered every account stored so far. */
+  async check(client: pg.ClientBase, discoveryCaughtUp: boolean): Promise<void> {
+    for (const projection of this.projections) await client.query(sql.ensureCheckpoint, [projection.name]);
+    const { rows } = await client.query<CheckpointRow>(sql.selectCheckpoints);
+    for (const projection of this.projections) {
+      let row = rows.find((r) => r.projection === projection.name);
+      if (row?.rebuild_requested_at) row = (await this.restart(client, projection, row.rebuild_requested_at)) ?? row;
+      const started = row?.rebuild_started_at?.getTime() ?? 0;
+      if (started !== (this.startedSeen.get(projection.name) ?? 0)) {
+        this.startedSeen.set(projection.name, started);
+        this.events.onRestarted(projection);
+      }
+      if (row?.rebuild_started_at && !row.rebuild_finished_at && discoveryCaughtUp) {
+        const behind = await client.query<{ accounts: number }>(accountsSql.accountsNotCaughtUp, [projection.name]);
+        if ((behind.rows[0]?.accounts ?? 1) === 0) {
+          const finished = await client.query<CheckpointRow>(sql.finishRebuild, [projection.name]);
+          if (finished.rowCount) this.log.info({ projection: projection.name }, 'rebuild finished');
+        }
+      }
+    }
+    const reset = await client.query<{ account_id: string; reset_at: Date }>(accountsSql.accountsResetSince, [this.resetSeen]);
+    for (const row of reset.rows) {
+      if (row.reset_at > this.resetSeen) this.resetSeen = row.reset_at;
+      this.events.onAccountReset(row.account_id);
+    }
+  }
+
+  /**
+   * Empties the projection's read models and removes its cursors, in one transaction, if this
+   * worker is the first to act on the request; null otherwise.
+   */
+  private async restart(client: pg.ClientBase, projection: Projection, requestedAt: Date): Promise<CheckpointRow | null> {
+    const { name, tables, eventTypes } = projection;
+    const target = await this.store.backlog(null, { types: eventTypes });
+    await client.query('BEGIN');
+    try {
+      const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events, requestedAt]);
+      if (!rows[0]) {
+        await client.query('ROLLBACK');
+        return null;
+      }
+      // The cursors first: a batch in flight holds its account's, and ends before they go.
+      await client.query(sql.forgetCursors, [name]);
+      await client.query(`TRUNCATE ${tables.join(', ')}`);
+      await client.query(sql.forgetAppliedEventIds, [name]);
+      await client.query(parkedSql.forgetParked, [name]);
+      await client.query('COMMIT');
+      this.log.info({ projection: name, events: target.events }, 'rebuild started');
+      return rows[0];
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+}

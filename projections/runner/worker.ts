@@ -1,0 +1,314 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { Pool } from '../../src/db/pool.js';
+import type { EventStore } from '../../src/eventstore/port.js';
+import type { Logger } from '../../src/logger.js';
+import type { Metrics } from '../../src/metrics.js';
+import { PartClaims, type Claim } from './claims.js';
+import * as checkpointsSql from './checkpoints-sql.js';
+import { RebuildControl } from './control.js';
+import { CursorCache } from './cursors.js';
+import { AccountDiscovery } from './discovery.js';
+import { FailureBackoff } from './failure-backoff.js';
+import { Lane } from './lane.js';
+import { LagReport } from './lag-report.js';
+import { partOf } from './parts.js';
+import type { Projection } from './projection.js';
+import { FairScheduler, type Job } from './scheduler.js';
+import { SharedCatchUp } from './shared-catch-up.js';
+import { workerName } from './worker-name.js';
+
+/** What a worker reads the store with. */
+export type WorkerStore = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds' | 'scanAccounts' | 'comparePositions'>;
+
+export interface WorkerOptions {
+  /** The read-model database: the worker keeps `lanes` connections of it, and uses one more now and then. */
+  pool: Pool;
+  store: WorkerStore;
+  log: Logger;
+  metrics?: Metrics;
+  projections: readonly Projection[];
+  /** Events read (and applied in one transaction) at a time, per account and projection. */
+  batchSize?: number;
+  /** Bytes of event data a batch holds, past its first event. */
+  batchBytes?: number;
+  /** How often the store is looked at for new events when no append in this process signals them. */
+  pollMs?: number;
+  /** How long a claim on a part lasts unless renewed (renewed every third of it). */
+  leaseMs?: number;
+  /** Batches applied at once (connections), for different accounts or projections. */
+  lanes?: number;
+}
+
+export type WorkerState = 'starting' | 'active' | 'standby' | 'stopped';
+
+export { workerName } from './worker-name.js';
+
+/**
+ * A projection worker: one per process, sharing the work with every other worker of the database
+ * (docs/projections.md, Parts, claims and checkpoints). It claims parts (accounts hashed), finds the
+ * accounts with new events, and applies their batches on a few lanes, the accounts taking turns:
+ * each (projection, account) in store order, no account behind another's backlog.
+ */
+export class ProjectionWorker {
+  readonly id = randomUUID();
+  private stopped = false;
+  private loop: Promise<void> | null = null;
+  private readonly laneCount: number;
+  private readonly scheduler: FairScheduler;
+  private readonly claims: PartClaims;
+  private readonly discovery: AccountDiscovery;
+  private readonly control: RebuildControl;
+  private readonly cursors: CursorCache;
+  private readonly lag: LagReport;
+  private readonly failures: FailureBackoff;
+  private readonly log: Logger;
+  private readonly source: SharedCatchUp;
+  private wakeLoop: (() => void) | null = null;
+  private wakeLanes: (() => void)[] = [];
+  private woken = false;
+  private discoveryCaughtUp = false;
+  private stateNow: WorkerState = 'starting';
+  private everHeld = false;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.log = options.log.child({ worker: workerName });
+    this.failures = new FailureBackoff(this.log);
+    const lanes = options.lanes ?? 4;
+    this.scheduler = new FairScheduler(
+      options.projections.map((p) => p.name),
+      lanes,
+    );
+    this.source = new SharedCatchUp(options.store);
+    this.cursors = new CursorCache(options.store);
+    this.discovery = new AccountDiscovery(options.pool, options.store, (accounts) => this.markAccounts(accounts));
+    this.claims = new PartClaims({
+      pool: options.pool,
+      workerId: this.id,
+      name: workerName,
+      leaseMs: this.leaseMs,
+      log: this.log,
+      onGained: (claims) => this.gained(claims),
+      onLost: (parts) => this.lostParts(parts),
+      idle: (part) => this.scheduler.inFlightFor(this.discovery.accountsIn(new Set([part]))) === 0,
+    });
+    this.control = new RebuildControl(options.projections, options.store, this.log, {
+      onRestarted: (projection) => {
+        this.cursors.forgetProjection(projection.name);
+        for (const accountId of this.discovery.accountsIn(new Set(this.claims.parts))) this.scheduler.mark(accountId, [projection.name]);
+        this.wakeAll();
+      },
+      onAccountReset: (accountId) => {
+        this.cursors.forgetAccount(accountId);
+        if (this.claims.claimOn(partOf(accountId))) this.scheduler.mark(accountId);
+        this.wakeAll();
+      },
+    });
+    this.lag = new LagReport(options.pool, this.scheduler, options.metrics, options.projections, this.id, async (projection, accountId) => {
+      const cursor = this.cursors.peek(projection.name, accountId);
+      if (!cursor) return null;
+      const backlog = await options.store.backlog(cursor.checkpoint, { types: projection.eventTypes, accountId }).catch(() => null);
+      return backlog?.events ?? null;
+    });
+    this.laneCount = lanes;
+  }
+
+  private get leaseMs(): number {
+    return this.options.leaseMs ?? 4_000;
+  }
+
+  get state(): WorkerState {
+    return this.stateNow;
+  }
+
+  /** Whether this worker has held a part at some point. */
+  get hasHeldParts(): boolean {
+    return this.everHeld;
+  }
+
+  /** Parts this worker holds now. */
+  get parts(): number[] {
+    return this.claims.parts;
+  }
+
+  start(): this {
+    this.loop ??= this.run();
+    return this;
+  }
+
+  /** Events were appended in this process: look now rather than at the next poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeLoop?.();
+  }
+
+  /** Finishes the batches in hand, gives up its parts and stops. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeAll();
+    await this.loop;
+  }
+
+  private setState(state: WorkerState): void {
+    if (state === this.stateNow) return;
+    this.stateNow = state;
+    for (const projection of this.options.projections) this.options.metrics?.projectionActive.set({ projection: projection.name }, state === 'active' ? 1 : 0);
+    if (state === 'active' || state === 'standby') this.log.info(`projection worker ${state}`);
+  }
+
+  private markAccounts(accountIds: readonly string[]): void {
+    let marked = false;
+    for (const accountId of accountIds) {
+      if (!this.claims.claimOn(partOf(accountId))) continue;
+      this.scheduler.mark(accountId);
+      marked = true;
+    }
+    if (marked) this.wakeAll();
+  }
+
+  private gained(claims: Claim[]): void {
+    this.everHeld = true;
+    const parts = new Set(claims.map((c) => c.part));
+    for (const accountId of this.discovery.accountsIn(parts)) {
+      // Another worker may have moved its cursors while this one did not hold the part.
+      this.cursors.forgetAccount(accountId);
+      this.scheduler.mark(accountId);
+    }
+    this.wakeAll();
+  }
+
+  private lostParts(parts: number[]): void {
+    const lost = new Set(parts);
+    for (const accountId of this.discovery.accountsIn(lost)) {
+      this.scheduler.drop(accountId);
+      this.cursors.forgetAccount(accountId);
+    }
+  }
+
+  private wakeAll(): void {
+    this.wakeLoop?.();
+    for (const wake of this.wakeLanes.splice(0)) wake();
+  }
+
+  /** The control loop: claims, discovery, rebuilds and lag; the lanes apply the batches. */
+  private async run(): Promise<void> {
+    const pollMs = this.options.pollMs ?? 100;
+    let lastTick = 0;
+    let lanes: Promise<void>[] = [];
+    while (!this.stopped) {
+      let client: pg.PoolClient | null = null;
+      try {
+        client = await this.options.pool.connect();
+        await client.query(checkpointsSql.nameSession, [checkpointsSql.sessionName(workerName)]);
+        await this.discovery.load();
+        await this.control.load(client);
+        if (lanes.length === 0) lanes = Array.from({ length: this.laneCount }, (_, i) => this.runLane(i));
+        while (!this.stopped) {
+          const now = performance.now();
+          if (now - lastTick >= this.leaseMs / 4) {
+            lastTick = now;
+            await this.claims.tick();
+            this.setState(this.claims.parts.length > 0 ? 'active' : 'standby');
+            await this.control.check(client, this.discoveryCaughtUp);
+            await this.lag.maybeReport(this.claims.parts);
+          }
+          this.woken = false;
+          this.discoveryCaughtUp = !(await this.discovery.poll());
+          this.failures.recovered();
+          if (this.discoveryCaughtUp) await this.sleepLoop(Math.min(pollMs, this.leaseMs / 4));
+        }
+      } catch (error) {
+        if (!this.stopped) {
+          this.setState('starting');
+          this.failures.report(error);
+          client?.release(true);
+          client = null;
+          await this.sleepLoop(this.failures.retryDelay());
+          this.failures.retrying();
+        }
+      } finally {
+        client?.release();
+      }
+    }
+    this.wakeAll();
+    await Promise.all(lanes);
+    await this.claims.releaseAll().catch((error: unknown) => this.log.warn({ err: error }, 'projection parts not given up at stop; they are free once their leases expire'));
+    this.setState('stopped');
+  }
+
+  private sleepLoop(ms: number): Promise<void> {
+    if (this.stopped || this.woken) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakeLoop = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeLoop = done;
+    });
+  }
+
+  /** Waits until there may be a job (a mark, a claim) or the worker stops. */
+  private laneIdle(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const wakeLanes = this.wakeLanes;
+      function done(): void {
+        clearTimeout(timer);
+        const i = wakeLanes.indexOf(done);
+        if (i >= 0) wakeLanes.splice(i, 1);
+        resolve();
+      }
+      wakeLanes.push(done);
+    });
+  }
+
+  private async runLane(index: number): Promise<void> {
+    const lane = new Lane(index, {
+      pool: this.options.pool,
+      source: this.source,
+      mayRepeatEventIds: this.options.store.mayRepeatEventIds === true,
+      cursors: this.cursors,
+      projections: this.options.projections,
+      batchSize: this.options.batchSize ?? 5_000,
+      batchBytes: this.options.batchBytes,
+      leaseMs: this.leaseMs,
+      log: this.log,
+      metrics: this.options.metrics,
+      workerId: this.id,
+    });
+    try {
+      while (!this.stopped) {
+        const job: Job | null = this.scheduler.take((accountId) => this.claims.claimOn(partOf(accountId)) !== null);
+        if (!job) {
+          await this.laneIdle(1_000);
+          continue;
+        }
+        const claim = this.claims.claimOn(partOf(job.accountId));
+        let outcome: 'more' | 'caught-up' = 'more';
+        try {
+          outcome = claim ? await lane.run(job, claim) : 'more';
+          if (outcome === 'more') this.wakeAll();
+        } catch (error) {
+          if (!this.stopped) {
+            lane.failures.report(error);
+            await lane.close(true);
+            this.cursors.forget(job.projection, job.accountId);
+            await this.laneIdle(lane.failures.retryDelay());
+            lane.failures.retrying();
+          }
+        } finally {
+          this.scheduler.finish(job, outcome);
+        }
+        if (outcome === 'more' && lane.lostClaim) {
+          lane.lostClaim = false;
+          this.claims.lost(partOf(job.accountId));
+        }
+      }
+    } finally {
+      await lane.close();
+    }
+  }
+}
