@@ -32,6 +32,7 @@ export class RebuildControl {
 
   /** The current reset time, so that a worker starting now replays no account rebuilt before. */
   async load(client: pg.ClientBase): Promise<void> {
+    for (const projection of this.projections) await client.query(sql.ensureCheckpoint, [projection.name]);
     const { rows } = await client.query<{ latest: Date | null }>('SELECT max(reset_at) AS latest FROM projection_accounts');
     this.resetSeen = rows[0]?.latest ?? new Date(0);
     const checkpoints = await client.query<CheckpointRow>(sql.selectCheckpoints);
@@ -40,7 +41,6 @@ export class RebuildControl {
 
   /** One look; `discoveryCaughtUp`: this worker has registered every account stored so far. */
   async check(client: pg.ClientBase, discoveryCaughtUp: boolean): Promise<void> {
-    for (const projection of this.projections) await client.query(sql.ensureCheckpoint, [projection.name]);
     const { rows } = await client.query<CheckpointRow>(sql.selectCheckpoints);
     for (const projection of this.projections) {
       let row = rows.find((r) => r.projection === projection.name);

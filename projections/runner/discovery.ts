@@ -26,7 +26,8 @@ export class AccountDiscovery {
   constructor(
     private readonly pool: Pool,
     private readonly store: DiscoverySource,
-    private readonly onEvents: (accountIds: string[]) => void,
+    /** Accounts with new events, each with the position just past the last of them. */
+    private readonly onEvents: (accounts: { accountId: string; last: string }[]) => void,
   ) {}
 
   /** Loads the registry: the accounts known, and where to read on from. */
@@ -55,7 +56,7 @@ export class AccountDiscovery {
       fresh.forEach((a, i) => this.known.set(a.accountId, parts[i] as number));
     }
     this.cursor = scan.checkpoint;
-    if (scan.accounts.length) this.onEvents(scan.accounts.map((a) => a.accountId));
+    if (scan.accounts.length) this.onEvents(scan.accounts);
     if (performance.now() - this.lastStored >= storeEveryMs) await this.storeCursor();
     return true;
   }

@@ -145,7 +145,7 @@ export async function accountBacklogs(pool: Pool, store: StatusStore, now = Date
   const starts = new Map(accounts.rows.map((row) => [row.account_id, row.first_checkpoint]));
   // Accounts stored past the registry's record are not registered yet: counted from the start.
   for (let from = discovered.rows[0]?.checkpoint ?? null, pages = 0; pages < 20 && only === undefined; pages += 1) {
-    const scan = await store.scanAccounts(from, 50_000);
+    const scan = await store.scanAccounts(from, 50_000, { withUnsettled: true });
     for (const a of scan.accounts) if (!starts.has(a.accountId)) starts.set(a.accountId, a.before);
     if (scan.checkpoint === from) break;
     from = scan.checkpoint;

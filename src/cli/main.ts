@@ -8,8 +8,9 @@ import { projectionsCommand } from './projections.js';
 
 const usage = `usage: tracking <command> [--json]
 
-  projections status              checkpoint, lag, active and standby worker of each projection
-  projections rebuild <name|all>  empty a projection's read models and replay every stored event
+  projections status              per projection applied, lag and accounts behind; parts, workers, accounts furthest behind
+  projections rebuild <name|all> [--account <license|id>]
+                                  empty a projection's read models and replay every stored event (of one account)
   projections retry <name|all>    apply the events a projection parked again; those that apply are unparked
   audit <trackID>                 the stored events of a trackID, and their stream up to them
   accounts create <name>          a new account; prints its license code and access token

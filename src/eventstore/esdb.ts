@@ -3,7 +3,8 @@ import type { Logger } from '../logger.js';
 import { appendByStream } from './esdb-append.js';
 import { accountStreamPrefixes, CatchUpFeed } from './esdb-catch-up.js';
 import { EsdbClients, isStreamNotFound } from './esdb-client.js';
-import { decodePosition, toRecorded } from './esdb-positions.js';
+import { decodePosition, encodePosition, toRecorded } from './esdb-positions.js';
+import { isEventType } from './events.js';
 import { defaultMaxAppendBytes } from './esdb-writes.js';
 import { defaultPageBytes, eventTypes, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
 
@@ -84,7 +85,7 @@ export class EsdbEventStore implements EventStore {
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const page = await this.feedAt(checkpoint, filter.accountId).read(limit, filter.maxBytes ?? defaultPageBytes);
     const types = filter.types;
-    return { checkpoint: page.checkpoint, bytes: page.bytes, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
+    return { checkpoint: page.checkpoint, bytes: page.bytes, atEnd: page.atEnd, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
   }
 
   /**
@@ -111,16 +112,48 @@ export class EsdbEventStore implements EventStore {
     return feed;
   }
 
-  async scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan> {
-    const page = await this.feedAt(checkpoint).read(limit, defaultPageBytes);
-    const accounts = new Map<string, string | null>();
+  /**
+   * Discovery follows a subscription (it keeps reading from where it stopped); a one-off look
+   * (`withUnsettled`: status, the tests' wait) reads `$all` once instead, which opens nothing.
+   */
+  async scanAccounts(checkpoint: string | null, limit: number, options: { withUnsettled?: boolean } = {}): Promise<AccountsScan> {
+    const page = options.withUnsettled ? await this.readOnce(checkpoint, limit) : await this.feedAt(checkpoint).read(limit, defaultPageBytes);
+    const accounts = new Map<string, { accountId: string; before: string | null; last: string }>();
     let before = checkpoint;
     page.events.forEach((event, i) => {
       const accountId = event.metadata.accountId;
-      if (typeof accountId === 'string' && !accounts.has(accountId)) accounts.set(accountId, before);
-      before = page.positions[i] ?? before;
+      const position = page.positions[i] ?? before ?? '';
+      if (typeof accountId === 'string') {
+        const met = accounts.get(accountId);
+        if (met) met.last = position;
+        else accounts.set(accountId, { accountId, before, last: position });
+      }
+      before = position;
     });
-    return { accounts: [...accounts].map(([accountId, first]) => ({ accountId, before: first })), checkpoint: page.checkpoint };
+    return { accounts: [...accounts.values()], checkpoint: page.checkpoint };
+  }
+
+  /** Up to `limit` of the service's events after `checkpoint`, read once (no subscription), with their positions. */
+  private async readOnce(checkpoint: string | null, limit: number): Promise<{ events: RecordedEvent[]; positions: string[]; checkpoint: string | null }> {
+    const from = checkpoint === null ? null : decodePosition(checkpoint);
+    const client = this.clients.current;
+    const events: RecordedEvent[] = [];
+    const positions: string[] = [];
+    let last = checkpoint;
+    try {
+      for await (const resolved of client.readAll({ fromPosition: from ?? START, direction: FORWARDS, maxCount: limit, deadline: this.timeoutMs })) {
+        const event = resolved.event;
+        // A read from a position starts at the event there, which the checkpoint has seen.
+        if (!event?.position || (from && event.position.commit === from.commit && event.position.prepare === from.prepare)) continue;
+        last = encodePosition(event.position);
+        if (!isEventType(event.type)) continue;
+        events.push(toRecorded(event));
+        positions.push(last);
+      }
+    } catch (error) {
+      throw this.failure(client, error);
+    }
+    return { events, positions, checkpoint: last };
   }
 
   comparePositions(a: string | null, b: string | null): number {

@@ -64,6 +64,11 @@ export interface ReadAllResult {
   checkpoint: string | null;
   /** Bytes of the events' data as JSON text: what the page weighs, roughly, once parsed. */
   bytes: number;
+  /**
+   * false when a page with nothing new does not mean that nothing more is stored (a subscription
+   * still catching up): the reader must look again rather than wait to be told of new events.
+   */
+  atEnd?: boolean;
 }
 
 /**
@@ -101,9 +106,10 @@ export interface ReadFilter {
 export interface AccountsScan {
   /**
    * Each account met, once, with a checkpoint before its first event met (a reader of that account
-   * from there misses none of its events in the stretch), in the order first met.
+   * from there misses none of its events in the stretch) and the checkpoint just past its last
+   * event met (a reader there has read them all), in the order first met.
    */
-  accounts: { accountId: string; before: string | null }[];
+  accounts: { accountId: string; before: string | null; last: string }[];
   /** Past every event looked at; unchanged when nothing new was read. */
   checkpoint: string | null;
 }
@@ -135,8 +141,12 @@ export interface EventStore {
    */
   readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult>;
   backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog>;
-  /** The accounts of up to `limit` events after `checkpoint`, in catch-up order. */
-  scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan>;
+  /**
+   * The accounts of up to `limit` events after `checkpoint`, in catch-up order. `withUnsettled`:
+   * also those of events a catch-up read does not return yet (committed after a transaction still
+   * running), as `backlog` counts them: what a reader has still to read, not where it may go.
+   */
+  scanAccounts(checkpoint: string | null, limit: number, options?: { withUnsettled?: boolean }): Promise<AccountsScan>;
   /** Orders two checkpoints of this store (null: the start): negative, zero or positive. */
   comparePositions(a: string | null, b: string | null): number;
   readStream(stream: string, fromPosition?: number, limit?: number): Promise<RecordedEvent[]>;

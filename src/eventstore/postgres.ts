@@ -227,18 +227,28 @@ export class PostgresEventStore implements EventStore {
     return { events: row?.events ?? 0, oldestRecordedAt: row?.oldest ? row.oldest.toISOString() : null };
   }
 
-  async scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan> {
+  async scanAccounts(checkpoint: string | null, limit: number, options: { withUnsettled?: boolean } = {}): Promise<AccountsScan> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
     const { rows } = await this.pool
-      .query<{ account_id: string | null; transaction_id: string; global_position: number }>(sql.accountsAfter, [transactionId, globalPosition, limit])
+      .query<{ account_id: string | null; transaction_id: string; global_position: number }>(sql.accountsAfter, [
+        transactionId,
+        globalPosition,
+        limit,
+        options.withUnsettled === true,
+      ])
       .catch(this.fail);
-    const accounts = new Map<string, string | null>();
+    const accounts = new Map<string, { accountId: string; before: string | null; last: string }>();
     let before = checkpoint;
     for (const row of rows) {
-      if (row.account_id !== null && !accounts.has(row.account_id)) accounts.set(row.account_id, before);
-      before = encodeCheckpoint(row.transaction_id, row.global_position);
+      const position = encodeCheckpoint(row.transaction_id, row.global_position);
+      if (row.account_id !== null) {
+        const met = accounts.get(row.account_id);
+        if (met) met.last = position;
+        else accounts.set(row.account_id, { accountId: row.account_id, before, last: position });
+      }
+      before = position;
     }
-    return { accounts: [...accounts].map(([accountId, first]) => ({ accountId, before: first })), checkpoint: before };
+    return { accounts: [...accounts.values()], checkpoint: before };
   }
 
   comparePositions(a: string | null, b: string | null): number {

@@ -12,8 +12,8 @@ const conflict = (message: string): AppError => new AppError(409, message, 'requ
 
 /**
  * Operator calls on the projections, under /admin/v1: what `tracking projections
- * status | rebuild | retry` do, except that a rebuild is only asked for here (the active worker
- * does it) and followed in the status.
+ * status | rebuild | retry` do, except that a rebuild is only asked for here (the workers
+ * do it) and followed in the status.
  */
 export function projectionRoutes(services: Services): Router {
   const router = Router();

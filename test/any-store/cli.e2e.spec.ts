@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { ProjectionsStatus } from '../../projections/runner/status.js';
 import { TestApp, type Credentials } from '../support/app.js';
 import { tracking } from '../support/cli.js';
 import { queued } from '../support/replies.js';
@@ -68,27 +69,29 @@ describe('the tracking command (e2e)', function () {
     expect(unknown.stderr).to.contain('unknown trackID');
   });
 
-  it('shows each projection active in the running service, with its checkpoint and lag', async () => {
+  it("shows each projection's lag, and the running service's worker holding every part", async () => {
     queued(await app.ingest(account, 'users', { userId: 'u1', attributes: {} }));
     await app.projected();
     const status = await tracking(app, 'projections', 'status', '--json');
     expect(status.code, status.stderr).to.equal(0);
-    const list = JSON.parse(status.stdout) as { projection: string; active: { worker: string } | null; lagEvents: number; eventsApplied: number }[];
-    expect(list.map((p) => p.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
-    for (const p of list) {
-      expect(p.active?.worker, p.projection).to.equal(`${process.pid}@${(await import('node:os')).hostname()}`);
-      expect(p.lagEvents, p.projection).to.equal(0);
-    }
-    expect(list.find((p) => p.projection === 'leads')?.eventsApplied).to.equal(1);
+    const whole = JSON.parse(status.stdout) as ProjectionsStatus;
+    expect(whole.projections.map((p) => p.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
+    for (const p of whole.projections) expect(p.lagEvents, p.projection).to.equal(0);
+    expect(whole.projections.find((p) => p.projection === 'leads')?.eventsApplied).to.equal(1);
+    const me = `${process.pid}@${(await import('node:os')).hostname()}`;
+    expect(whole.workers.map((w) => w.worker)).to.deep.equal([me]);
+    expect(whole.parts.map((p) => p.owner?.worker)).to.deep.equal(whole.parts.map(() => me));
+    const text = await tracking(app, 'projections', 'status');
+    expect(text.stdout).to.contain(`workers: ${me} (parts 0, 1, 2`).and.contain(`parts: ${whole.parts.length} of ${whole.parts.length} held`).and.contain('no account behind');
   });
 
-  it('rebuilds a projection through the active worker and reports the events replayed', async () => {
+  it('rebuilds a projection through the running workers and reports the events replayed', async () => {
     for (let i = 0; i < 5; i += 1) queued(await app.ingest(account, 'users', { userId: `u${i}`, attributes: {} }));
     await app.projected();
     const before = await app.pool.query('SELECT to_jsonb(l) AS row FROM leads l ORDER BY profile_id');
     const rebuilt = await tracking(app, 'projections', 'rebuild', 'leads');
     expect(rebuilt.code, rebuilt.stderr).to.equal(0);
-    expect(rebuilt.stdout).to.match(/leads: rebuilt by the active worker, 5 events replayed in [\d.]+ s/);
+    expect(rebuilt.stdout).to.match(/leads: rebuilt by the workers, 5 events replayed in [\d.]+ s/);
     const after = await app.pool.query('SELECT to_jsonb(l) AS row FROM leads l ORDER BY profile_id');
     expect(after.rows).to.deep.equal(before.rows);
   });

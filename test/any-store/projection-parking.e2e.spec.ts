@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { leadsProjection } from '../../projections/leads/projection.js';
 import { rebuildProjections } from '../../projections/runner/rebuild.js';
-import type { ProjectionStatus } from '../../projections/runner/status.js';
+import type { ProjectionStatus, ProjectionsStatus } from '../../projections/runner/status.js';
 import { createLogger } from '../../src/logger.js';
 import { TestApp, type Credentials } from '../support/app.js';
 import { asAdmin } from '../support/database.js';
@@ -44,7 +44,7 @@ async function storePoisonProfile(app: TestApp, account: Credentials, userId: st
 async function status(app: TestApp, projection: string): Promise<ProjectionStatus> {
   const listed = await tracking(app, 'projections', 'status', '--json');
   expect(listed.code, listed.stderr).to.equal(0);
-  const found = (JSON.parse(listed.stdout) as ProjectionStatus[]).find((s) => s.projection === projection);
+  const found = (JSON.parse(listed.stdout) as ProjectionsStatus).projections.find((s) => s.projection === projection);
   if (!found) throw new Error(`no status for ${projection}`);
   return found;
 }
@@ -148,7 +148,7 @@ describe('events a projection cannot apply are parked (e2e)', function () {
           const waiting = async (): Promise<number[]> =>
             (
               await client.query<{ pid: number }>(
-                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'tracking-projection user-events %' AND wait_event_type = 'Lock'",
+                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'tracking-projection %' AND wait_event_type = 'Lock'",
                 [app.database.name],
               )
             ).rows.map((r) => r.pid);
