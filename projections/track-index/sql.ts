@@ -1,25 +1,28 @@
 /** SQL of the track index: its projection's insert and its read query. */
 
-import { insertRows, onceByEventId } from '../rows-sql.js';
+import { insertRows, onceByEventId, stagedWrite } from '../rows-sql.js';
 
-/** $1 a JSON array of track_index rows. */
-export const insertTrackIndex = insertRows(
-  'track_index',
-  ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'],
-  onceByEventId,
-);
+const trackIndexColumns = ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'];
+
+/** track_index rows. */
+export const insertTrackIndex = insertRows('track_index', trackIndexColumns, onceByEventId);
 
 /**
- * $1 a JSON array of track_index rows: those stored at another place than the row their event id
- * already has are later copies of it, recorded once each. Run after insertTrackIndex on the same
- * rows, so that a copy's first is found also when both came in one batch.
+ * track_index rows: those stored at another place than the row their event id already has are
+ * later copies of it, recorded once each. Run after insertTrackIndex on the same rows, so that a
+ * copy's first is found also when both came in one batch.
  */
-export const insertRepeats = `INSERT INTO track_index_repeats (event_id, stream_name, stream_position, global_position, recorded_at)
+export const insertRepeats = stagedWrite(
+  'track_index',
+  trackIndexColumns,
+  {},
+  `INSERT INTO track_index_repeats (event_id, stream_name, stream_position, global_position, recorded_at)
   SELECT r.event_id, r.stream_name, r.stream_position, r.global_position, r.recorded_at
-  FROM json_populate_recordset(NULL::track_index, $1::json) AS r
+  FROM staged r
   JOIN track_index t ON t.event_id = r.event_id
   WHERE (t.stream_name, t.stream_position) <> (r.stream_name, r.stream_position)
-  ON CONFLICT DO NOTHING`;
+  ON CONFLICT DO NOTHING`,
+);
 
 /** Of the event ids $1, those stored more than once: where the first copy is and where each later one, by global position. */
 export const repeatsOf = `SELECT r.event_id,
@@ -29,9 +32,17 @@ export const repeatsOf = `SELECT r.event_id,
   WHERE r.event_id = ANY ($1::uuid[])
   ORDER BY r.global_position`;
 
-/** Where the track index says the events of a trackID are stored, oldest first. */
-export const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM track_index
-  WHERE track_id = $1 AND ($2::uuid IS NULL OR account_id = $2)
+/**
+ * Where the track index says the events of a trackID are stored, oldest first: the event whose id
+ * is the trackID by the primary key, the others by track_index_by_track_other (which holds only
+ * rows whose id is not their trackID).
+ */
+export const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM (
+    SELECT * FROM track_index WHERE event_id = $1 AND track_id = $1
+    UNION ALL
+    SELECT * FROM track_index WHERE track_id = $1 AND track_id <> event_id
+  ) t
+  WHERE $2::uuid IS NULL OR account_id = $2
   ORDER BY global_position`;
 
 /**
