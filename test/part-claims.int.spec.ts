@@ -190,4 +190,28 @@ describe('part claims (int)', function () {
     await b.claims.tick();
     await expectEveryPartHeldOnce([b]);
   });
+
+  it('a batch fenced under an old epoch does not drop the claim taken again since; a part its worker lost is not renewed, and another worker takes it', async () => {
+    const leaseMs = 400;
+    const [a, b] = [claimer(leaseMs), claimer(leaseMs)];
+    await a.claims.tick();
+    const old = a.claims.claimOn(0) as Claim;
+    await sleep(leaseMs + 100);
+    await a.claims.tick(); // expired: claimed again, at a new epoch
+    const now = a.claims.claimOn(0) as Claim;
+    expect(Number(now.epoch)).to.equal(Number(old.epoch) + 1);
+    // A batch begun under the old epoch is fenced and says so: the claim held now stays.
+    a.claims.lost(old);
+    expect(a.claims.claimOn(0), 'claim after a stale loss').to.deep.equal(now);
+    // A batch fenced under the current epoch: the part is no longer counted, nor renewed.
+    a.claims.lost(now);
+    expect(a.claims.parts).to.not.include(0);
+    const leaseBefore = (await parts())[0]?.lease_expires_at?.getTime();
+    await a.claims.tick();
+    const row = (await parts())[0] as PartRow;
+    expect(row.lease_expires_at?.getTime(), 'lease of the lost part, not renewed').to.equal(leaseBefore);
+    await sleep(leaseMs + 100);
+    await b.claims.tick();
+    expect(b.claims.parts, 'the other worker takes the part its owner lost').to.include(0);
+  });
 });

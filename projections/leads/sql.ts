@@ -1,9 +1,9 @@
-/** SQL of the leads projection. Rows are loaded as JSON and written through COPY (rows-sql.ts). */
+/** SQL of the leads projection. Rows travel as JSON keyed by column name, in both directions. */
 
 import { systemAttributes } from '../../src/spec/system-attributes.js';
 import { insertRows } from '../rows-sql.js';
 
-/** Every column of `leads`, in table order. */
+/** Every column of `leads`, in table order (json_populate_recordset fills them by name). */
 const leadColumns = [
   'account_id', 'profile_kind', 'profile_id',
   ...systemAttributes.map((a) => a.column),
@@ -23,14 +23,13 @@ export const selectLeads = `SELECT to_jsonb(l) AS row
   FROM leads l JOIN unnest($1::uuid[], $2::text[], $3::text[]) AS k(account_id, profile_kind, profile_id)
     ON l.account_id = k.account_id AND l.profile_kind = k.profile_kind AND l.profile_id = k.profile_id`;
 
-/** Whole rows. */
+/** $1 a JSON array of whole rows. */
 export const upsertLeads = insertRows(
   'leads',
   leadColumns,
   `(account_id, profile_kind, profile_id) DO UPDATE SET
   ${leadColumns.filter((c) => !keyColumns.has(c)).map((c) => `${c} = excluded.${c}`).join(', ')}`,
-  { attributes: 'jsonb', attribute_types: 'jsonb', own_keys: 'text[]', anonymous_ids: 'text[]' },
 );
 
-/** Rows {account_id, anonymous_id, user_id}. */
+/** $1 a JSON array of {account_id, anonymous_id, user_id}. */
 export const insertMerges = insertRows('lead_merges', ['account_id', 'anonymous_id', 'user_id'], 'DO NOTHING');

@@ -1,6 +1,6 @@
 /** SQL of the products projection. */
 
-import { eventRowColumns, eventRowKinds, insertRows, onceByEventId } from '../rows-sql.js';
+import { eventRowColumns, insertRows, onceByEventId } from '../rows-sql.js';
 
 /** The latest submission wins; `version` counts the submissions. */
 export const upsertProducts = insertRows(
@@ -9,7 +9,6 @@ export const upsertProducts = insertRows(
   `(account_id, product_id) DO UPDATE SET
     properties = excluded.properties, sent_by_user_id = excluded.sent_by_user_id,
     version = products.version + excluded.version, changed_at = excluded.changed_at`,
-  { properties: 'jsonb' },
 );
 
-export const insertProductEvents = insertRows('product_events', ['event_id', 'account_id', 'product_id', 'user_id', ...eventRowColumns], onceByEventId, eventRowKinds);
+export const insertProductEvents = insertRows('product_events', ['event_id', 'account_id', 'product_id', 'user_id', ...eventRowColumns], onceByEventId);

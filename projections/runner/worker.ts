@@ -354,9 +354,9 @@ export class ProjectionWorker {
         } finally {
           this.scheduler.finish(job, outcome);
         }
-        if (outcome === 'more' && lane.lostClaim) {
+        if (claim && lane.lostClaim) {
           lane.lostClaim = false;
-          this.claims.lost(partOf(job.accountId));
+          this.claims.lost(claim);
         }
       }
     } finally {

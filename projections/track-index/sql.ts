@@ -1,28 +1,25 @@
 /** SQL of the track index: its projection's insert and its read query. */
 
-import { insertRows, onceByEventId, stagedWrite } from '../rows-sql.js';
+import { insertRows, onceByEventId } from '../rows-sql.js';
 
-const trackIndexColumns = ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'];
-
-/** track_index rows. */
-export const insertTrackIndex = insertRows('track_index', trackIndexColumns, onceByEventId);
+/** $1 a JSON array of track_index rows. */
+export const insertTrackIndex = insertRows(
+  'track_index',
+  ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'],
+  onceByEventId,
+);
 
 /**
- * track_index rows: those stored at another place than the row their event id already has are
- * later copies of it, recorded once each. Run after insertTrackIndex on the same rows, so that a
- * copy's first is found also when both came in one batch.
+ * $1 a JSON array of track_index rows: those stored at another place than the row their event id
+ * already has are later copies of it, recorded once each. Run after insertTrackIndex on the same
+ * rows, so that a copy's first is found also when both came in one batch.
  */
-export const insertRepeats = stagedWrite(
-  'track_index',
-  trackIndexColumns,
-  {},
-  `INSERT INTO track_index_repeats (event_id, stream_name, stream_position, global_position, recorded_at)
+export const insertRepeats = `INSERT INTO track_index_repeats (event_id, stream_name, stream_position, global_position, recorded_at)
   SELECT r.event_id, r.stream_name, r.stream_position, r.global_position, r.recorded_at
-  FROM staged r
+  FROM json_populate_recordset(NULL::track_index, $1::json) AS r
   JOIN track_index t ON t.event_id = r.event_id
   WHERE (t.stream_name, t.stream_position) <> (r.stream_name, r.stream_position)
-  ON CONFLICT DO NOTHING`,
-);
+  ON CONFLICT DO NOTHING`;
 
 /** Of the event ids $1, those stored more than once: where the first copy is and where each later one, by global position. */
 export const repeatsOf = `SELECT r.event_id,
