@@ -69,8 +69,11 @@ export class AccountDiscovery {
     this.lastStored = performance.now();
     const cursor = this.cursor;
     await inTransaction(this.pool, async (client) => {
+      // A worker paused or cut off in here must not hold the record's lock for long.
+      await client.query("SET LOCAL idle_in_transaction_session_timeout = '5s'");
       const { rows } = await client.query<{ checkpoint: string | null }>(sql.selectDiscovered);
-      if (this.store.comparePositions(cursor, rows[0]?.checkpoint ?? null) > 0) await client.query(sql.storeDiscovered, [cursor]);
+      const row = rows[0];
+      if (row && this.store.comparePositions(cursor, row.checkpoint) > 0) await client.query(sql.storeDiscovered, [cursor]);
     });
   }
 }

@@ -74,6 +74,8 @@ export class ProjectionWorker {
   private discoveryCaughtUp = false;
   private stateNow: WorkerState = 'starting';
   private everHeld = false;
+  /** The lag report under way, if any. */
+  private lagReport: Promise<void> | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.log = options.log.child({ worker: workerName });
@@ -213,6 +215,7 @@ export class ProjectionWorker {
     await Promise.all([this.heartbeatLoop(), this.discoveryLoop()]);
     this.wakeAll();
     await Promise.all(lanes);
+    await this.lagReport;
     await this.claims.releaseAll().catch((error: unknown) => this.log.warn({ err: error }, 'projection parts not given up at stop; they are free once their leases expire'));
     this.setState('stopped');
   }
@@ -229,7 +232,13 @@ export class ProjectionWorker {
       await this.claims.tick();
       this.setState(this.claims.parts.length > 0 ? 'active' : 'standby');
       await this.control.check(client, this.discoveryCaughtUp);
-      await this.lag.maybeReport(this.claims.parts);
+      // Counting the events behind can take seconds (EventStoreDB reads them): never in the way of the renewals.
+      this.lagReport ??= this.lag
+        .maybeReport(this.claims.parts)
+        .catch((error: unknown) => this.log.warn({ err: error }, 'projection lag not reported'))
+        .finally(() => {
+          this.lagReport = null;
+        });
       await this.sleepFor(this.leaseMs / 4);
       return 'again';
     }, () => {
