@@ -55,19 +55,32 @@ async function startSharing(app: TestApp, count: number): Promise<WorkerProcess[
   return workers;
 }
 
-/** The paused worker, going on, holds parts again and commits batches under them. */
-async function backAtWork(app: TestApp, worker: WorkerProcess, caught: CaughtBatch, timeoutMs: number): Promise<void> {
+/**
+ * The paused worker, going on, holds parts again and commits batches under them: once it holds a
+ * share, items are posted to every account (the backlog may all have been applied by the others
+ * meanwhile), and some of them are its to apply.
+ */
+async function backAtWork(app: TestApp, accounts: readonly Credentials[], worker: WorkerProcess, caught: CaughtBatch, timeoutMs: number): Promise<void> {
   let last = '';
   try {
     await eventually(
       async () => {
         const whole = await status(app);
-        const moves = (await cursorMoves(app.pool)).filter((m) => m.session === sessionName(worker.name) && m.committed_at > caught.pausedAt);
-        last = `${describeHoldings(whole)}; ${moves.length} batches since`;
-        return partsOf(whole, worker).length > 0 && everyPartHeldOnce(whole) && moves.length > 0;
+        last = describeHoldings(whole);
+        return partsOf(whole, worker).length > 0 && everyPartHeldOnce(whole);
       },
       timeoutMs,
       () => `the worker ${worker.name} did not take a share again: ${last}`,
+    );
+    await postBacklog(app, accounts, 1);
+    await eventually(
+      async () => {
+        const moves = (await cursorMoves(app.pool)).filter((m) => m.session === sessionName(worker.name) && m.committed_at > caught.pausedAt);
+        last = `${describeHoldings(await status(app))}; ${moves.length} batches since`;
+        return moves.length > 0;
+      },
+      timeoutMs,
+      () => `the worker ${worker.name} committed no batch under its new claims: ${last}`,
     );
   } catch (error) {
     throw new Error(`${String(error)}\nsessions:\n${await sessionsReport(app)}\nworker output: ${worker.output()}`);
@@ -212,7 +225,7 @@ describe('projection workers sharing the parts (e2e)', function () {
 
     victim.child.kill('SIGCONT');
     // It goes on: claims a share again, at new epochs, and applies batches under them.
-    await backAtWork(app, victim, caught, 30_000);
+    await backAtWork(app, accounts, victim, caught, 30_000);
     await app.projected(60_000);
     const since = await expectNothingCommittedUnderOldClaims(app, victim, caught, takenAt);
     console.log(`      SIGSTOP: takeover ${Math.round(takeoverMs)} ms, session ended ${Math.round(sessionEndedMs)} ms; ${since} batches of the continued worker`);
@@ -251,7 +264,7 @@ describe('projection workers sharing the parts (e2e)', function () {
 
     await isolated.restore();
     const restoredAt = performance.now();
-    await backAtWork(app, victim, caught, 45_000);
+    await backAtWork(app, accounts, victim, caught, 45_000);
     const backMs = performance.now() - restoredAt;
     await app.projected(60_000);
     const since = await expectNothingCommittedUnderOldClaims(app, victim, caught, takenAt);
