@@ -103,6 +103,22 @@ function contract(kind: StoreKind): void {
       expect((await store.backlog(ofA.checkpoint, { accountId: a })).events).to.equal(0);
     });
 
+    it('backlogs of several readers at once: each what its own backlog is', async () => {
+      const ofA = await store.readAll(start, 2, { accountId: a });
+      const readers = [
+        { checkpoint: start, filter: { accountId: a } },
+        { checkpoint: start, filter: { accountId: b } },
+        { checkpoint: ofA.checkpoint, filter: { accountId: a } },
+        { checkpoint: start, filter: { accountId: a, types: ['EventTracked' as const] } },
+        { checkpoint: start, filter: { accountId: randomUUID() } },
+      ];
+      const together = await store.backlogs(readers);
+      const alone = await Promise.all(readers.map((r) => store.backlog(r.checkpoint, r.filter)));
+      expect(together.map((b) => b.events)).to.deep.equal([4, 2, 2, 2, 0]);
+      expect(together.map((b) => b.events)).to.deep.equal(alone.map((b) => b.events));
+      expect(together.map((b) => b.oldestRecordedAt)).to.deep.equal(alone.map((b) => b.oldestRecordedAt));
+    });
+
     it('scanAccounts: each account once, in the order first met, with a position from which its reader misses none of its events', async () => {
       const met = new Map<string, string | null>();
       let checkpoint = start;

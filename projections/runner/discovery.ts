@@ -40,6 +40,11 @@ export class AccountDiscovery {
     this.cursor = discovered.rows[0]?.checkpoint ?? null;
   }
 
+  /** Whether the account is registered (its cursors know where to start). */
+  knows(accountId: string): boolean {
+    return this.known.has(accountId);
+  }
+
   /** Known accounts of these parts. */
   accountsIn(parts: ReadonlySet<number>): string[] {
     return [...this.known].filter(([, part]) => parts.has(part)).map(([accountId]) => accountId);

@@ -128,7 +128,7 @@ function parkedOf(rows: (ParkedRow & { parked: number })[]): ProjectionStatus['p
   };
 }
 
-type StatusStore = Pick<EventStore, 'backlog' | 'scanAccounts' | 'comparePositions'>;
+type StatusStore = Pick<EventStore, 'backlogs' | 'scanAccounts' | 'comparePositions'>;
 
 /**
  * The backlog of each (projection, account) counted: every account registered or stored past the
@@ -156,24 +156,28 @@ export async function accountBacklogs(pool: Pool, store: StatusStore, now = Date
     counted = counted.filter((id) => reported.has(id));
   }
   const cursorOf = new Map(cursors.rows.map((row) => [`${row.projection}\u0000${row.account_id}`, row.checkpoint]));
-  const lags: AccountLag[] = [];
-  for (const projection of projections) {
+  const readers = projections.flatMap((projection) => {
     const appliedBefore = bounds.rows.find((row) => row.projection === projection.name)?.checkpoint ?? null;
-    for (const accountId of counted) {
+    return counted.map((accountId) => {
       const key = `${projection.name}\u0000${accountId}`;
       const first = starts.get(accountId) ?? null;
       const checkpoint = cursorOf.has(key) ? (cursorOf.get(key) ?? null) : store.comparePositions(first, appliedBefore) >= 0 ? first : appliedBefore;
-      const backlog = await store.backlog(checkpoint, { types: projection.eventTypes, accountId });
-      if (backlog.events === 0) continue;
-      lags.push({
-        accountId,
-        projection: projection.name,
-        lagEvents: backlog.events,
-        lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
-        checkpoint,
-      });
-    }
-  }
+      return { projection: projection.name, accountId, checkpoint, filter: { types: projection.eventTypes, accountId } };
+    });
+  });
+  const backlogs = await store.backlogs(readers);
+  const lags: AccountLag[] = [];
+  readers.forEach((reader, i) => {
+    const backlog = backlogs[i];
+    if (!backlog || backlog.events === 0) return;
+    lags.push({
+      accountId: reader.accountId,
+      projection: reader.projection,
+      lagEvents: backlog.events,
+      lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
+      checkpoint: reader.checkpoint,
+    });
+  });
   return lags.sort((a, b) => b.lagSeconds - a.lagSeconds || b.lagEvents - a.lagEvents);
 }
 

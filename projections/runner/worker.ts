@@ -141,10 +141,22 @@ export class ProjectionWorker {
     return this;
   }
 
-  /** Events were appended in this process: look now rather than at the next poll. */
-  wake(): void {
+  /**
+   * Events of these accounts were appended in this process: apply them now rather than once
+   * discovery reads them (on EventStoreDB, that read has the busiest account's events to go
+   * through first), and look at the store now rather than at the next poll.
+   */
+  wake(accountIds: readonly string[] = []): void {
     this.woken = true;
     this.wakeLoop?.();
+    let marked = false;
+    for (const accountId of accountIds) {
+      // An account not registered yet is left to discovery, which finds where its events start.
+      if (!this.discovery.knows(accountId) || !this.claims.claimOn(partOf(accountId))) continue;
+      this.scheduler.mark(accountId);
+      marked = true;
+    }
+    if (marked) this.wakeAll();
   }
 
   /** Finishes the batches in hand, gives up its parts and stops. */

@@ -6,14 +6,14 @@ import { EsdbClients, isStreamNotFound } from './esdb-client.js';
 import { decodePosition, encodePosition, toRecorded } from './esdb-positions.js';
 import { isEventType } from './events.js';
 import { defaultMaxAppendBytes } from './esdb-writes.js';
-import { defaultPageBytes, eventTypes, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
+import { accountsOf, defaultPageBytes, eventTypes, type OnBatch, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type BacklogQuery, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
   /** An append or read unanswered for this long fails: the request gets 503. */
   timeoutMs?: number;
-  /** Called with the number of events of each acknowledged append. */
-  onBatch?: (events: number) => void;
+  /** Called with the number of events of each acknowledged append, and their accounts. */
+  onBatch?: OnBatch;
   /** The backlog is counted by reading; past this many events it is reported as "at least". */
   backlogCountLimit?: number;
   /** Catch-up subscriptions kept open at most (one per reader position). */
@@ -73,7 +73,7 @@ export class EsdbEventStore implements EventStore {
       { client, guarded: (call) => this.guard(client, call), deadlineMs: this.timeoutMs, log: this.options.log, maxAppendBytes: this.options.maxAppendBytes ?? defaultMaxAppendBytes },
       events,
     ).then((appended) => {
-      this.options.onBatch?.(events.length);
+      this.options.onBatch?.(events.length, accountsOf(events));
       return appended;
     });
     this.inFlight.add(work);
@@ -199,6 +199,45 @@ export class EsdbEventStore implements EventStore {
       throw this.failure(client, error);
     }
     return { events, oldestRecordedAt, ...(scanned >= limit * 4 && { atLeast: true }) };
+  }
+
+  /**
+   * Every reader's backlog from one read of `$all`, from the earliest of their checkpoints (one
+   * read per reader would read the log once each); past `backlogCountLimit` times four events
+   * read, every count is a lower bound.
+   */
+  async backlogs(readers: readonly BacklogQuery[]): Promise<Backlog[]> {
+    if (readers.length === 0) return [];
+    const limit = this.options.backlogCountLimit ?? 100_000;
+    const counts: Backlog[] = readers.map(() => ({ events: 0, oldestRecordedAt: null }));
+    const from = readers.map((r) => (r.checkpoint === null ? null : decodePosition(r.checkpoint)));
+    const prefixes = readers.map((r) => (r.filter.accountId === undefined ? null : accountStreamPrefixes(r.filter.accountId)));
+    const types = readers.map((r) => r.filter.types ?? eventTypes);
+    const start = readers.reduce<string | null>((min, r) => (min === null || r.checkpoint === null || this.comparePositions(r.checkpoint, min) < 0 ? r.checkpoint : min), readers[0]?.checkpoint ?? null);
+    const client = this.clients.current;
+    let scanned = 0;
+    try {
+      const read = client.readAll({ fromPosition: start === null ? START : decodePosition(start), direction: FORWARDS, maxCount: limit * 4, deadline: this.timeoutMs });
+      for await (const resolved of read) {
+        const event = resolved.event;
+        scanned += 1;
+        const position = event?.position;
+        if (!event || !position) continue;
+        readers.forEach((_, i) => {
+          const after = from[i];
+          if (after && (position.commit < after.commit || (position.commit === after.commit && position.prepare <= after.prepare))) return;
+          if (!(types[i] as readonly string[]).includes(event.type)) return;
+          const wanted = prefixes[i];
+          if (wanted && !wanted.some((prefix) => event.streamId.startsWith(prefix))) return;
+          const count = counts[i] as Backlog;
+          count.events += 1;
+          count.oldestRecordedAt ??= event.created.toISOString();
+        });
+      }
+    } catch (error) {
+      throw this.failure(client, error);
+    }
+    return scanned >= limit * 4 ? counts.map((c) => ({ ...c, atLeast: true })) : counts;
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {

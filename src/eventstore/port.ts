@@ -2,6 +2,12 @@ import type { EventMetadata, EventType, TrackingEvent } from './events.js';
 
 export { eventTypes, type EventMetadata, type EventType } from './events.js';
 
+/** Called after each committed append batch: its number of events, and the accounts they are of. */
+export type OnBatch = (events: number, accountIds: readonly string[]) => void;
+
+/** The distinct accounts of events about to be (or just) stored. */
+export const accountsOf = (events: readonly { metadata: EventMetadata }[]): string[] => [...new Set(events.map((e) => e.metadata.accountId))];
+
 /** An event to append: one of the contract's events, where it goes, and its metadata. */
 export type NewEvent<E extends TrackingEvent = TrackingEvent> = E & {
   id: string;
@@ -102,6 +108,12 @@ export interface ReadFilter {
   accountId?: string;
 }
 
+/** A reader whose backlog is asked for: where it is, and what it reads. */
+export interface BacklogQuery {
+  checkpoint: string | null;
+  filter: ReadFilter;
+}
+
 /** The accounts with events in a stretch of the store, read in catch-up order (discovery). */
 export interface AccountsScan {
   /**
@@ -141,6 +153,8 @@ export interface EventStore {
    */
   readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult>;
   backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog>;
+  /** The backlog of each of several readers (each with its own checkpoint and filter), in one go where the store allows. */
+  backlogs(readers: readonly BacklogQuery[]): Promise<Backlog[]>;
   /**
    * The accounts of up to `limit` events after `checkpoint`, in catch-up order. `withUnsettled`:
    * also those of events a catch-up read does not return yet (committed after a transaction still

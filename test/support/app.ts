@@ -97,7 +97,7 @@ export class TestApp {
         pollMs: 20,
         batchSize: config.projectionBatchSize,
       });
-      services.appends.on('appended', () => started.worker.wake());
+      services.appends.on('appended', (accountIds) => started.worker.wake(accountIds));
       workers = started;
     }
     return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared?.database, workers);
