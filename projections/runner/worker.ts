@@ -97,7 +97,7 @@ export class ProjectionWorker {
       onLost: (parts) => this.lostParts(parts),
       idle: (part) => this.scheduler.inFlightFor(this.discovery.accountsIn(new Set([part]))) === 0,
     });
-    this.control = new RebuildControl(options.projections, options.store, this.log, {
+    this.control = new RebuildControl(options.pool, options.projections, options.store, this.log, {
       onRestarted: (projection) => {
         this.cursors.forgetProjection(projection.name);
         for (const accountId of this.discovery.accountsIn(new Set(this.claims.parts))) this.scheduler.mark(accountId, [projection.name]);
@@ -228,6 +228,7 @@ export class ProjectionWorker {
     this.wakeAll();
     await Promise.all(lanes);
     await this.lagReport;
+    await this.control.settled();
     await this.claims.releaseAll().catch((error: unknown) => this.log.warn({ err: error }, 'projection parts not given up at stop; they are free once their leases expire'));
     this.setState('stopped');
   }
