@@ -34,7 +34,15 @@ export class LagReport {
     private readonly workerId: string,
     /** Events of the projection not applied yet for the account (null: not known now). */
     private readonly eventsBehind: (projection: Projection, accountId: string) => Promise<number | null>,
-  ) {}
+  ) {
+    // Every series there from the start, nothing behind until a report says otherwise.
+    for (const projection of projections) {
+      metrics?.projectionLagEvents.set({ projection: projection.name }, 0);
+      metrics?.projectionLagSeconds.set({ projection: projection.name }, 0);
+      metrics?.projectionAccountsBehind.set({ projection: projection.name }, 0);
+      metrics?.projectionParked.set({ projection: projection.name }, 0);
+    }
+  }
 
   async maybeReport(parts: readonly number[]): Promise<void> {
     const now = performance.now();
