@@ -135,10 +135,14 @@ type StatusStore = Pick<EventStore, 'backlogs' | 'scanAccounts' | 'comparePositi
  * registry, up to `accountsCounted`; past that, the accounts the workers report behind.
  */
 export async function accountBacklogs(pool: Pool, store: StatusStore, now = Date.now(), only?: string): Promise<AccountLag[]> {
-  const [accounts, cursors, discovered, parts, bounds] = await Promise.all([
+  // How far the registry is complete, read before the registry itself: every account with an event
+  // before that point is registered by then (discovery registers, then moves the record). Read in
+  // the other order, an account registered in between, with the record moved past its events,
+  // would be in neither.
+  const discovered = await pool.query<{ checkpoint: string | null }>('SELECT checkpoint FROM projection_discovery');
+  const [accounts, cursors, parts, bounds] = await Promise.all([
     pool.query<{ account_id: string; first_checkpoint: string | null }>('SELECT account_id, first_checkpoint FROM projection_accounts'),
     pool.query<AccountCheckpointRow>(accountsSql.selectCursors),
-    pool.query<{ checkpoint: string | null }>('SELECT checkpoint FROM projection_discovery'),
     pool.query<PartRow>(claimsSql.selectParts),
     pool.query<CheckpointRow>(sql.selectCheckpoints),
   ]);
