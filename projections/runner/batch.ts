@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { ReadAllResult, RecordedEvent } from '../../src/eventstore/port.js';
+import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import type { Logger } from '../../src/logger.js';
 import * as accountsSql from './accounts-sql.js';
 import { dataErrorFields, isDataError } from './apply-errors.js';
@@ -66,6 +67,8 @@ async function commitBatch(
     // The rows and the cursor commit together, so a batch lost in a database crash is lost whole
     // and applied again from the older cursor: no need to wait for the WAL flush.
     await client.query('SET LOCAL synchronous_commit = off');
+    // It never appends events: catch-up reads of every account need not wait for it.
+    await client.query(neverAppends);
     const events = await eventsToApply(client, projection, batch.mayRepeatEventIds, page.events, accountId);
     const { rowCount } = await client.query(accountsSql.advanceCursor, [projection.name, accountId, cursor.checkpoint, page.checkpoint, events.length]);
     if (!rowCount) {

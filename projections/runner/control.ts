@@ -8,6 +8,7 @@ import * as parkedSql from './parked-sql.js';
 import * as indexesSql from './rebuild-indexes-sql.js';
 import type { Pool } from '../../src/db/pool.js';
 import { inTransaction } from '../../src/db/transaction.js';
+import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import type { Projection } from './projection.js';
 
 export interface ControlEvents {
@@ -82,6 +83,8 @@ export class RebuildControl {
   private async finish(projection: Projection): Promise<void> {
     await inTransaction(this.pool, async (client) => {
       await client.query('SET LOCAL statement_timeout = 0');
+      // Index builds take long: catch-up reads must not wait for them.
+      await client.query(neverAppends);
       const locked = await client.query(sql.lockCheckpointNoWait, [projection.name]).catch((error: unknown) => {
         if ((error as { code?: unknown }).code === '55P03') return null;
         throw error;
@@ -113,6 +116,7 @@ export class RebuildControl {
     const target = await this.store.backlog(null, { types: eventTypes });
     await client.query('BEGIN');
     try {
+      await client.query(neverAppends);
       const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events, requestedAt]);
       if (!rows[0]) {
         await client.query('ROLLBACK');

@@ -4,6 +4,7 @@ import * as sql from './checkpoints-sql.js';
 import type { CheckpointRow } from './checkpoints-sql.js';
 import type { Projection } from './projection.js';
 import { inTransaction } from '../../src/db/transaction.js';
+import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import { projections } from '../index.js';
 import * as accountsSql from './accounts-sql.js';
 import * as claimsSql from './claims-sql.js';
@@ -115,6 +116,7 @@ const accountRows = (table: string): string =>
  */
 export async function rebuildAccount(pool: Pool, selected: readonly Projection[], accountId: string): Promise<void> {
   await inTransaction(pool, async (client) => {
+    await client.query(neverAppends);
     for (const projection of selected) {
       // The cursors first: a batch of the account in flight holds its cursor, and ends before it goes.
       await client.query(accountsSql.forgetCursor, [projection.name, accountId]);

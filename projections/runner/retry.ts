@@ -1,5 +1,6 @@
 import type { Pool } from '../../src/db/pool.js';
 import type { EventStore } from '../../src/eventstore/port.js';
+import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import type { Logger } from '../../src/logger.js';
 import { dataErrorFields, storedError } from './apply-errors.js';
 import { applyInSavepoint } from './parking.js';
@@ -47,6 +48,7 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
   const result: RetryResult = { projection: name, retried: 0, applied: 0, stillParked: 0 };
   try {
     await client.query('BEGIN');
+    await client.query(neverAppends);
     const checkpoint = (await client.query<CheckpointRow>(sql.lockCheckpoint, [name])).rows[0];
     if (rebuildUnderWay(checkpoint)) throw new RebuildUnderWay(name);
     // The cursors of the accounts concerned: their batches wait for the retry, and it for them.

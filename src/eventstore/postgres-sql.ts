@@ -28,6 +28,26 @@ export function appendEvents(
   };
 }
 
+/**
+ * A bigint advisory lock key class no other lock of the service takes in this form: a transaction
+ * that will never append events (a projection batch, a rebuild) holds the shared lock keyed by its
+ * own transaction id (neverAppends), so that catch-up reads need not wait for it.
+ */
+export const neverAppends = 'SELECT pg_advisory_xact_lock_shared(pg_current_xact_id()::text::bigint)';
+
+/**
+ * The catch-up horizon: the oldest transaction still running that may append events, or the next
+ * transaction id when none is. Rows of transactions below it are final: no event can commit among
+ * them later. Transactions that declared they never append (neverAppends: their id is a bigint
+ * advisory lock they hold) do not hold it back, so a long projection batch, or one paused waiting
+ * on a lock, does not keep every account's new events from being read.
+ */
+const catchUpHorizon = `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
+    FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+    WHERE x NOT IN (SELECT ((l.classid::bigint << 32) | l.objid::bigint)::text::xid8 FROM pg_locks l
+      WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.mode = 'ShareLock'
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())))`;
+
 const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
   recorded_at, transaction_id::text AS transaction_id`;
 
@@ -46,8 +66,9 @@ const sentBytes = `CASE WHEN ($4::text[] IS NULL OR event_type = ANY($4)) AND $5
 
 /**
  * Catch-up read. Rows are ordered by writing transaction, then position, and only rows of
- * transactions older than every transaction still running are returned: a transaction that
- * commits late can therefore never be passed over by a cursor that has moved on.
+ * transactions older than every transaction still running that may append are returned
+ * (catchUpHorizon): a transaction that commits late can therefore never be passed over by a cursor
+ * that has moved on.
  *
  * At most $3 rows, and only as long as the data of the rows before stays under $6 bytes (the first
  * row always comes). The sizes are stored with each event (data_bytes), so rows left out cost no
@@ -61,7 +82,7 @@ function catchUpRead(byAccount: boolean): string {
         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
     FROM events
     WHERE ${byAccount ? 'account_id = $7 AND ' : ''}(transaction_id, global_position) > ($1::xid8, $2::bigint)
-      AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND transaction_id < ${catchUpHorizon}
     ORDER BY events.transaction_id, events.global_position
     LIMIT $3) page
   WHERE bytes_before < $6
@@ -87,7 +108,7 @@ export const backlogAfter = `SELECT count(*) AS events, min(recorded_at) AS olde
  */
 export const accountsAfter = `SELECT account_id, transaction_id::text AS transaction_id, global_position FROM events
   WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-    AND ($4 OR transaction_id < pg_snapshot_xmin(pg_current_snapshot()))
+    AND ($4 OR transaction_id < ${catchUpHorizon})
   ORDER BY events.transaction_id, events.global_position
   LIMIT $3`;
 
