@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { leadsProjection } from '../../projections/leads/projection.js';
 import { rebuildProjections } from '../../projections/runner/rebuild.js';
-import type { ProjectionStatus } from '../../projections/runner/status.js';
+import type { ProjectionStatus, ProjectionsStatus } from '../../projections/runner/status.js';
 import { createLogger } from '../../src/logger.js';
 import { TestApp, type Credentials } from '../support/app.js';
 import { asAdmin } from '../support/database.js';
@@ -44,7 +44,7 @@ async function storePoisonProfile(app: TestApp, account: Credentials, userId: st
 async function status(app: TestApp, projection: string): Promise<ProjectionStatus> {
   const listed = await tracking(app, 'projections', 'status', '--json');
   expect(listed.code, listed.stderr).to.equal(0);
-  const found = (JSON.parse(listed.stdout) as ProjectionStatus[]).find((s) => s.projection === projection);
+  const found = (JSON.parse(listed.stdout) as ProjectionsStatus).projections.find((s) => s.projection === projection);
   if (!found) throw new Error(`no status for ${projection}`);
   return found;
 }
