@@ -30,7 +30,7 @@ interface Bucket {
 interface Overview {
   perMinute: Bucket[];
   perHour: Bucket[];
-  projections: { lagSeconds: number; caughtUp: boolean };
+  projections: { lagSeconds: number; lagEvents: number; caughtUp: boolean };
 }
 
 const bearer = (account: Credentials): string => `Bearer ${account.accessToken}`;
@@ -88,6 +88,7 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     // No projection worker runs here: the stored events wait.
     expect(overview.projections.caughtUp).to.equal(false);
     expect(overview.projections.lagSeconds).to.be.above(0);
+    expect(overview.projections.lagEvents).to.be.above(0);
   });
 
   it('remembers invalid items, failing bulk elements, 413 and 429 by reason, with the message the client got and an excerpt', async () => {
@@ -194,7 +195,7 @@ describe('ingest activity: the overview with projection workers running (e2e)', 
     queued(await app.ingest(account, 'events', { userId: 'u-1', eventName: 'view' }));
     await app.projected();
     const overview = await pollUntil<Overview>(app, `/admin/v1/accounts/${account.licenseCode}/overview`, bearer(account), (o) => o.perMinute.length > 0);
-    expect(overview.projections).to.deep.equal({ lagSeconds: 0, caughtUp: true });
+    expect(overview.projections).to.deep.equal({ lagSeconds: 0, lagEvents: 0, caughtUp: true });
     expect(overview.perMinute.map((b) => [b.endpoint, b.accepted, b.rejected])).to.deep.equal([['events', 1, 0]]);
   });
 });
