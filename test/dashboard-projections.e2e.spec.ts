@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 import { adminToken, servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
 import { signInAsAccount, signInAsOperator, signInFailedLoads } from './support/dashboard-session.js';
-import { accountIdOf, cursorsOf, holdLeadsOf } from './support/account-replay.js';
+import { accountIdOf, accountsProjected, cursorsOf, holdLeadsOf } from './support/account-replay.js';
 import { eventually } from './support/eventually.js';
 import { queued } from './support/replies.js';
 
@@ -148,7 +148,7 @@ describe('dashboard projections (e2e)', () => {
     const targetId = await accountIdOf(app, target);
     queued(await app.ingest(target, 'users', { userId: 'target-lead', attributes: {} }));
     queued(await app.ingest(account, 'users', { userId: 'bystander-lead', attributes: {} }));
-    await app.projected();
+    await accountsProjected(app, [targetId, await accountIdOf(app, account)]);
     const bystanderLeads = await leadIds();
     expect(bystanderLeads).to.include('bystander-lead');
     const leadsOf = async (license: string): Promise<string[]> =>
@@ -232,9 +232,11 @@ describe('dashboard projections (e2e)', () => {
     await app.projected();
     const hold = await holdLeadsOf(app.pool, lateId);
     try {
-      // The late account's lead waits at the hold; the first account's item is applied meanwhile.
-      queued(await app.ingest(late, 'users', { userId: 'late-lead', attributes: {} }));
+      // The late account's lead waits at the hold; the first account's item, stored before it, is
+      // applied. (Stored after it, on PostgreSQL it would wait too: the held batch's open
+      // transaction keeps later appends from the catch-up read.)
       queued(await app.ingest(account, 'users', { userId: 'on-time-lead', attributes: {} }));
+      queued(await app.ingest(late, 'users', { userId: 'late-lead', attributes: {} }));
       await eventually(async () => (await leadIds()).includes('on-time-lead') || undefined, 10_000, () => 'the on-time lead never appeared');
       const overviewOf = async (owner: Credentials) =>
         (await app.get<{ projections: { lagSeconds: number; lagEvents: number; caughtUp: boolean } }>(`/admin/v1/accounts/${owner.licenseCode}/overview`, `Bearer ${owner.accessToken}`)).body

@@ -4,7 +4,7 @@ import { tracking } from '../support/cli.js';
 import { hostname } from 'node:os';
 import { projectionStatus, type ProjectionsStatus } from '../../projections/runner/status.js';
 import { instantText } from '../../src/cli/projections-text.js';
-import { accountIdOf, cursorsOf, smallWorkload } from '../support/account-replay.js';
+import { accountIdOf, accountsProjected, cursorsOf, smallWorkload } from '../support/account-replay.js';
 import { eventually } from '../support/eventually.js';
 import { expectSameReadModels, snapshot } from '../support/projection-harness.js';
 import { queued } from '../support/replies.js';
@@ -121,8 +121,8 @@ describe('the tracking command (e2e)', function () {
     const globex = await app.account('Globex');
     await smallWorkload(app, account, 'acme');
     await smallWorkload(app, globex, 'globex');
-    await app.projected();
     const [acmeId, globexId] = [await accountIdOf(app, account), await accountIdOf(app, globex)];
+    await accountsProjected(app, [acmeId, globexId]);
     const rows = await snapshot(app.pool);
     const [acmeCursors, globexCursors] = [await cursorsOf(app.pool, acmeId), await cursorsOf(app.pool, globexId)];
     expect(acmeCursors).to.have.length(4);
@@ -148,7 +148,7 @@ describe('the tracking command (e2e)', function () {
 
   it('refuses --account without a value, with another action, or naming no account, and changes nothing then', async () => {
     queued(await app.ingest(account, 'users', { userId: 'u1', attributes: {} }));
-    await app.projected();
+    await accountsProjected(app, [await accountIdOf(app, account)]);
     const cursors = await cursorsOf(app.pool, await accountIdOf(app, account));
     const missing = await tracking(app, 'projections', 'rebuild', 'leads', '--account');
     expect(missing.code).to.equal(2);

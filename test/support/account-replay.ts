@@ -1,5 +1,7 @@
 import type { Pool } from '../../src/db/pool.js';
+import { projections } from '../../projections/index.js';
 import type { Credentials, TestApp } from './app.js';
+import { eventually } from './eventually.js';
 import { send } from './projection-harness.js';
 
 /**
@@ -41,6 +43,26 @@ export async function cursorsOf(pool: Pool, accountId: string): Promise<CursorRo
     [accountId],
   );
   return rows;
+}
+
+/**
+ * Resolves once each account has a cursor of every projection and the track index holds every
+ * stored event, and then nothing is behind. `app.projected()` alone was seen (once, in a full run
+ * of the suite) to answer while an account's products and track-index cursors were not made yet.
+ */
+export async function accountsProjected(app: TestApp, accountIds: readonly string[]): Promise<void> {
+  const stored = (await app.events()).length;
+  await eventually(
+    async () => {
+      const { rows } = await app.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM track_index');
+      if (rows[0]?.n !== stored) return false;
+      for (const accountId of accountIds) if ((await cursorsOf(app.pool, accountId)).length !== projections.length) return false;
+      return true;
+    },
+    20_000,
+    () => `the track index or a cursor of ${accountIds.join(', ')} is missing`,
+  );
+  await app.projected();
 }
 
 export async function leadRowsOf(pool: Pool, accountId: string): Promise<number> {
