@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import type pg from 'pg';
-import { projections } from '../projections/index.js';
 import type { BulkKind } from './bodies.js';
 import { interrupted, type Child } from './children.js';
 import { machineBusySeconds, ownCpuSeconds, treeCpuSeconds } from './cpu.js';
-import { storeHead } from './projections.js';
+import { caughtUp } from './progress.js';
 import type { Row } from './report.js';
 import { setPhase } from './rss.js';
 import { say, settings } from './settings.js';
@@ -99,8 +98,8 @@ export function coresBetween(before: CpuSnapshot, after: CpuSnapshot, seconds: n
 }
 
 /**
- * Waits until the projections (in the service or its worker) have applied every stored event (all
- * four checkpoints at the head of the store): the seconds that took, drained false past the limit.
+ * Waits until the projections (in the service or its worker) have applied every stored event (every
+ * account's cursor of all four at its last event): the seconds that took, drained false past the limit.
  * A scenario would otherwise pay for the backlog the previous one left.
  */
 export async function drain(store: pg.Pool | null, label: string): Promise<{ seconds: number; drained: boolean } | null> {
@@ -110,10 +109,9 @@ export async function drain(store: pg.Pool | null, label: string): Promise<{ sec
   for (;;) {
     interrupted.throwIfAborted();
     // Read again each time: requests still in flight when the load stopped may append after it.
-    const head = await storeHead(store);
-    const { rows } = await store.query<{ checkpoint: string | null }>('SELECT checkpoint FROM projection_checkpoints');
+    const done = await caughtUp(store);
     const seconds = (performance.now() - started) / 1000;
-    if (head === null || (rows.length === projections.length && rows.every((r) => r.checkpoint === head))) return { seconds, drained: true };
+    if (done) return { seconds, drained: true };
     if (seconds > settings.drainLimitSeconds) return { seconds, drained: false };
     if (performance.now() - lastSaid > 5_000) {
       lastSaid = performance.now();

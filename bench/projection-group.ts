@@ -1,7 +1,8 @@
 import pg from 'pg';
 import type { Child } from './children.js';
 import { postmasterPid } from './cpu.js';
-import { fill, measureCatchUp, measureReadOnly, measureRebuild, storeUrl } from './projections.js';
+import { measureCatchUp } from './catch-up.js';
+import { fill, measureReadOnly, measureRebuild, storeUrl } from './projections.js';
 import type { ProjectionRow, VisibilityRow } from './report.js';
 import { setPhase } from './rss.js';
 import { createAccount, serviceEnv, startService, stopService, type Account } from './service.js';
@@ -62,7 +63,7 @@ export async function projectionGroups(dataDir: string, spareDir: string, adminT
       setPhase('apply: catch-up');
       say(`apply: a projection worker process catching up from an empty checkpoint (limit ${limitSeconds} s)`);
       const workerEnv = serviceEnv(dataDir, 0, adminToken, batchSizeEnv());
-      const catchUp = await measureCatchUp({ root, env: workerEnv, db, pgPid, readRate, limitSeconds }, children);
+      const catchUp = await measureCatchUp({ root, env: workerEnv, db, pgPid, readRate, limitSeconds, workers: 1, label: 'catch-up' }, children);
       result.projections.push(...catchUp.rows);
       result.readModelProblems.push(...catchUp.problems.map((p) => `catch-up: ${p}`));
       upToDate = catchUp.caughtUp;

@@ -8,10 +8,10 @@ import { createPool, withDatabase } from '../src/db/pool.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
 import { interrupted, startChild, stopChild, type Child } from './children.js';
 import { machineBusySeconds, ownCpuSeconds, treeCpuSeconds } from './cpu.js';
+import { appliedByProjection } from './progress.js';
 import type { RebuildMessage } from './rebuild-child.js';
 import type { ProjectionRow } from './report.js';
 import { countByType, fillStore } from './store-fill.js';
-import { nodeFlagsOf } from '../src/node-flags.js';
 
 /**
  * The projection scenarios of `npm run bench`, on a store filled straight in SQL (store-fill.ts):
@@ -57,24 +57,13 @@ export interface StoreFacts {
   byType: Map<string, number>;
   /** Events each projection applies from an empty checkpoint: those of its types. */
   byProjection: Map<string, number>;
-  /** The checkpoint of a reader past the last event (the event store's format: `xid:position`). */
-  head: string;
-}
-
-/** Where a caught-up reader's checkpoint is: past the last event in catch-up order; null for an empty store. */
-export async function storeHead(db: pg.Pool): Promise<string | null> {
-  const { rows } = await db.query<{ head: string }>(
-    `SELECT e.transaction_id::text || ':' || e.global_position AS head FROM events e
-     ORDER BY e.transaction_id DESC, e.global_position DESC LIMIT 1`,
-  );
-  return rows[0]?.head ?? null;
 }
 
 export async function storeFacts(db: pg.Pool): Promise<StoreFacts> {
   const byType = await countByType(db);
   const total = [...byType.values()].reduce((a, b) => a + b, 0);
   const byProjection = new Map(projections.map((p) => [p.name, p.eventTypes.reduce((sum, type) => sum + (byType.get(type) ?? 0), 0)]));
-  return { total, byType, byProjection, head: (await storeHead(db)) ?? '' };
+  return { total, byType, byProjection };
 }
 
 /**
@@ -118,24 +107,23 @@ export async function measureReadOnly(url: string, total: number, limitSeconds: 
   }
 }
 
-interface CheckpointPoll {
-  projection: string;
-  checkpoint: string | null;
-  events_applied: string;
-}
-
-/** CPU seconds so far of the process running the projections, PostgreSQL, this process and the machine. */
-async function cpuNow(pid: number | undefined, pgPid: number | null) {
+/** CPU seconds so far of the processes running the projections (together), PostgreSQL, this process and the machine. */
+export async function cpuNow(pids: (number | undefined)[], pgPid: number | null) {
   const own = process.cpuUsage();
+  let node: number | null = 0;
+  for (const pid of pids) {
+    const seconds = pid === undefined ? null : await ownCpuSeconds(pid);
+    node = node === null || seconds === null ? null : node + seconds;
+  }
   return {
-    node: pid === undefined ? null : await ownCpuSeconds(pid),
+    node,
     pg: pgPid === null ? null : await treeCpuSeconds(pgPid),
     bench: (own.user + own.system) / 1e6,
     machine: await machineBusySeconds(),
   };
 }
 
-function coresBetween(a: Awaited<ReturnType<typeof cpuNow>>, b: Awaited<ReturnType<typeof cpuNow>>, seconds: number): ProjectionRow['cpuCores'] {
+export function coresBetween(a: Awaited<ReturnType<typeof cpuNow>>, b: Awaited<ReturnType<typeof cpuNow>>, seconds: number): ProjectionRow['cpuCores'] {
   const d = (x: number | null, y: number | null): number | null => (x === null || y === null ? null : (y - x) / seconds);
   const node = d(a.node, b.node);
   const postgres = d(a.pg, b.pg);
@@ -148,7 +136,8 @@ function coresBetween(a: Awaited<ReturnType<typeof cpuNow>>, b: Awaited<ReturnTy
 
 /**
  * Read models against the store, once every projection has caught up: each event type gave its
- * rows, and no event was applied twice (events_applied is exactly the projection's share).
+ * rows, and no event was applied twice (events applied over the accounts' cursors is exactly the
+ * projection's share).
  * Returns the mismatches.
  */
 export async function checkReadModels(db: pg.Pool, facts: StoreFacts): Promise<string[]> {
@@ -169,12 +158,12 @@ export async function checkReadModels(db: pg.Pool, facts: StoreFacts): Promise<s
     await count('SELECT count(*)::text AS n FROM leads'),
     await count("SELECT count(DISTINCT stream_name)::text AS n FROM events WHERE event_type IN ('UserUpserted', 'ProfilesMerged')"),
   );
-  const applied = await db.query<{ projection: string; events_applied: string }>('SELECT projection, events_applied::text FROM projection_checkpoints');
-  for (const row of applied.rows) expect(`${row.projection} events_applied`, Number(row.events_applied), facts.byProjection.get(row.projection) ?? NaN);
+  const applied = await appliedByProjection(db);
+  for (const p of projections) expect(`${p.name} events applied`, applied.get(p.name) ?? 0, facts.byProjection.get(p.name) ?? NaN);
   return problems;
 }
 
-function groupRows(
+export function groupRows(
   label: string,
   facts: StoreFacts,
   perProjection: { name: string; events: number; seconds: number; finished: boolean }[],
@@ -210,68 +199,6 @@ function groupRows(
     cpuCores: cpu,
   });
   return rows;
-}
-
-/**
- * A projection worker process (src/worker-main.ts, as `npm run worker` runs it) started on the
- * filled store: the time from its first checkpoint row (a runner active) until each projection's
- * checkpoint is past the last stored event. Rows: all four together, then one per projection.
- */
-export async function measureCatchUp(
-  options: { root: string; env: NodeJS.ProcessEnv; db: pg.Pool; pgPid: number | null; readRate: number | null; limitSeconds: number },
-  children: Child[],
-): Promise<{ rows: ProjectionRow[]; problems: string[]; caughtUp: boolean }> {
-  const facts = await storeFacts(options.db);
-  const worker = startChild('worker', join(options.root, 'dist', 'src', 'worker-main.js'), options.env, options.root, { nodeFlags: nodeFlagsOf('worker') });
-  children.push(worker);
-  let gone = false;
-  void worker.exited.then(() => (gone = true));
-  const doneAt = new Map<string, number>();
-  const applied = new Map<string, number>();
-  let started: number | null = null;
-  let cpuStart: Awaited<ReturnType<typeof cpuNow>> | null = null;
-  let lastSaid = performance.now();
-  const spawned = performance.now();
-  let now = spawned;
-  try {
-    while (doneAt.size < projections.length) {
-      interrupted.throwIfAborted();
-      if (gone) throw new Error(`the worker exited before catching up:\n${worker.problems.join('\n')}`);
-      if (now - (started ?? spawned) > options.limitSeconds * 1000) break;
-      const { rows } = await options.db.query<CheckpointPoll>('SELECT projection, checkpoint, events_applied::text FROM projection_checkpoints');
-      now = performance.now();
-      if (started === null && rows.length > 0) {
-        started = now;
-        cpuStart = await cpuNow(worker.process.pid, options.pgPid);
-      }
-      for (const row of rows) {
-        applied.set(row.projection, Number(row.events_applied));
-        if (!doneAt.has(row.projection) && row.checkpoint === facts.head) doneAt.set(row.projection, now);
-      }
-      if (started !== null && now - lastSaid >= 3_000) {
-        lastSaid = now;
-        const parts = projections.map((p) => `${p.name} ${n(applied.get(p.name) ?? 0)}/${n(facts.byProjection.get(p.name) ?? 0)}`);
-        say(`  applying: ${parts.join(', ')} (${((now - started) / 1000).toFixed(0)} s)`);
-      }
-      await sleep(25);
-    }
-    if (started === null || cpuStart === null) throw new Error(`the worker did not start a projection within ${options.limitSeconds} s`);
-    const end = doneAt.size === projections.length ? Math.max(...doneAt.values()) : now;
-    const seconds = (end - started) / 1000;
-    const cpu = coresBetween(cpuStart, await cpuNow(worker.process.pid, options.pgPid), (performance.now() - started) / 1000);
-    const t0 = started;
-    const perProjection = projections.map((p) => {
-      const at = doneAt.get(p.name);
-      return { name: p.name, events: applied.get(p.name) ?? 0, seconds: ((at ?? end) - t0) / 1000, finished: at !== undefined };
-    });
-    const caughtUp = doneAt.size === projections.length;
-    if (!caughtUp) say(`  the worker did not catch up within ${options.limitSeconds} s: stopping it`);
-    const rows = groupRows('catch-up', facts, perProjection, seconds, cpu, options.readRate);
-    return { rows, problems: caughtUp ? await checkReadModels(options.db, facts) : [], caughtUp };
-  } finally {
-    const outcome = await stopChild(worker, 60_000);
-    say(`  worker stopped (SIGTERM): ${outcome}`);
-  }
 }
 
 /**
@@ -313,7 +240,7 @@ export async function measureRebuild(
     for (;;) {
       interrupted.throwIfAborted();
       const now = performance.now();
-      if (started !== null && cpuStart === null) cpuStart = await cpuNow(child.process.pid, options.pgPid);
+      if (started !== null && cpuStart === null) cpuStart = await cpuNow([child.process.pid], options.pgPid);
       if (done) break;
       if (gone) throw new Error(`the rebuild process exited before it finished:\n${child.problems.join('\n')}`);
       if (now - (started ?? spawned) > options.limitSeconds * 1000) break;
@@ -331,7 +258,7 @@ export async function measureRebuild(
     if (started === null || cpuStart === null) throw new Error(`the rebuild did not start within ${options.limitSeconds} s`);
     const t0: number = started;
     const end = finished ? doneAt : performance.now();
-    const cpu = coresBetween(cpuStart, await cpuNow(child.process.pid, options.pgPid), (performance.now() - t0) / 1000);
+    const cpu = coresBetween(cpuStart, await cpuNow([child.process.pid], options.pgPid), (performance.now() - t0) / 1000);
     const perProjection = projections.map((p) => {
       const r = results.get(p.name);
       if (r && !r.ranHere) throw new Error(`the rebuild of ${p.name} was run by another worker, not the bench's process`);

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { printWriteCeilings } from './ceilings.js';
+import { mixedCeiling, printWriteCeilings } from './ceilings.js';
 import { interrupted, stopChild, type Child } from './children.js';
 import { postmasterPid } from './cpu.js';
 import { hostileGroup, largeReplies, printHostile, wideJson, type HostileRow } from './hostile.js';
+import { freshnessGroup, type FreshnessRow } from './freshness.js';
 import { printImport } from './import.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
@@ -13,7 +14,9 @@ import { projectionGroups, type Projected } from './projection-group.js';
 import { printIngest, printMemory, printProblems, printProjections, printVisibility } from './report.js';
 import { sdkGroup, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
 import { root, selected, settings, type ScenarioGroup } from './settings.js';
+import { printFreshness, printWorkers } from './sharing-report.js';
 import { applyCeilings, printTargets, targetLines } from './targets.js';
+import { workersGroup, type WorkersResult } from './workers.js';
 
 /*
  * `npm run bench`: the service (embedded PostgreSQL, fresh data directory) and the machine's own
@@ -27,6 +30,10 @@ import { applyCeilings, printTargets, targetLines } from './targets.js';
  *    these three on one data directory, then on a second:
  *  - apply, rebuild: the projections on a store filled in SQL, and the raw read ceiling (the
  *    catch-up query alone); visibility: POST to lead visible under steady ingest (projection-group.ts);
+ *  - freshness: POST to lead visible for one account while another imports, as npm start runs it
+ *    (freshness.ts), on a data directory of its own;
+ *  - workers: catch-up by one worker process and by two, alternately, on a store of many accounts,
+ *    and how they share the parts (workers.ts), on another;
  *  - leads: the leads list on an account of a million leads (leads.ts), on a third;
  *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth;
  *  - hostile: the heap and a bystander's latency while two accounts send bodies that parse into
@@ -62,6 +69,8 @@ async function main(): Promise<void> {
     leads: await mkdtemp(join(tmpdir(), 'tracking-bench-leads-')),
     sdk: await mkdtemp(join(tmpdir(), 'tracking-bench-sdk-')),
     hostile: await mkdtemp(join(tmpdir(), 'tracking-bench-hostile-')),
+    freshness: await mkdtemp(join(tmpdir(), 'tracking-bench-freshness-')),
+    workers: await mkdtemp(join(tmpdir(), 'tracking-bench-workers-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -71,12 +80,14 @@ async function main(): Promise<void> {
     const projected: Projected = groupsOf('apply', 'rebuild', 'visibility')
       ? await projectionGroups(dirs.projections, dirs.spare, adminToken, children)
       : { projections: [], readModelProblems: [], visibility: null, storeMix: new Map() };
+    const freshness: FreshnessRow | null = selected.has('freshness') ? await freshnessGroup(dirs.freshness, adminToken, children) : null;
+    const workers: WorkersResult | null = selected.has('workers') ? await workersGroup(dirs.workers, adminToken, children) : null;
     const leads: LeadsRow[] = selected.has('leads') ? await leadsGroup(dirs.leads, adminToken, children, settings.leads, settings.leadsRequests) : [];
     const sdk: { rows: SdkRow[]; memory: SdkMemory } | null = selected.has('sdk') ? await sdkGroup(root, dirs.sdk, adminToken, children, settings.sdkEvents) : null;
 
     const hostile: HostileRow[] = selected.has('hostile') ? await hostileGroup(dirs.hostile, adminToken, children, { 'wide JSON': wideJson, 'large replies': largeReplies() }) : [];
 
-    const results = { ...ingested, projected, children };
+    const results = { ...ingested, projected, freshness, workers, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
     printIngest({ ...info, loadAvg1mAtEnd: loadAtEnd, minutes: ((performance.now() - started) / 60_000).toFixed(1) }, settings, ingested.rows);
@@ -85,16 +96,18 @@ async function main(): Promise<void> {
     const baselineRate = ingested.rows.find((r) => r.config === 'baseline')?.reqPerSec ?? null;
     if (projected.projections.length) printProjections(projected.projections, baselineRate);
     if (projected.visibility && printVisibility(projected.visibility)) failed = true;
+    if (freshness && printFreshness(freshness)) failed = true;
+    if (workers) printWorkers(workers, ingested.ceilings && workers.storeMix.size > 0 ? mixedCeiling(ingested.ceilings, workers.storeMix) : null);
     if (leads.length) printLeads(leads, settings.leads, settings.leadsRequests);
     if (sdk && printSdk(sdk.rows, sdk.memory)) failed = true;
     if (hostile.length && printHostile(hostile)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
-    if (printProblems(ingested.rows, children, projected.readModelProblems)) failed = true;
+    if (printProblems(ingested.rows, children, [...projected.readModelProblems, ...(workers?.problems ?? [])])) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), leads, sdk, hostile, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }

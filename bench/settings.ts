@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'leads', 'sdk', 'hostile'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
@@ -48,8 +48,17 @@ export const settings = {
   leads: intEnv('BENCH_LEADS', 1_000_000, 10_000),
   leadsRequests: intEnv('BENCH_LEADS_REQUESTS', 20, 1),
   sdkEvents: intEnv('BENCH_SDK_EVENTS', 30_000, 1_000),
-  visibilityRate: intEnv('BENCH_VISIBILITY_RATE', 1_000, 2),
+  // The target: POST to visible p99 < 250 ms at 500 req/s.
+  visibilityRate: intEnv('BENCH_VISIBILITY_RATE', 500, 2),
   visibilitySeconds: intEnv('BENCH_VISIBILITY_SECONDS', 20, 1),
+  // Freshness: profiles one account imports (bulk of bulkSize, the API's most) while another's probe posts.
+  freshnessProfiles: intEnv('BENCH_FRESHNESS_PROFILES', 100_000, 100),
+  freshnessConnections: intEnv('BENCH_FRESHNESS_CONNECTIONS', 8, 1),
+  // Workers: the store the catch-ups of one and two worker processes apply, its accounts, and how
+  // many times the pair (one, then two) runs.
+  workersEvents: intEnv('BENCH_WORKERS_EVENTS', 250_000, 1_000),
+  workersAccounts: intEnv('BENCH_WORKERS_ACCOUNTS', 64, 2),
+  workersRounds: intEnv('BENCH_WORKERS_ROUNDS', 2, 1),
   // Longest wait for the projections to catch up after an ingest scenario.
   drainLimitSeconds: intEnv('BENCH_DRAIN_LIMIT', 60, 0),
   // Past it, a catch-up, rebuild or import is stopped and its rate so far reported.

@@ -1,8 +1,11 @@
 import { mixedCeiling, type WriteCeilings } from './ceilings.js';
 import type { Child } from './children.js';
+import type { FreshnessRow } from './freshness.js';
 import type { ImportRow } from './import.js';
 import type { Projected } from './projection-group.js';
 import { table, type Row } from './report.js';
+import { settings } from './settings.js';
+import { evenSplit, twoOverOne, type WorkersResult } from './workers.js';
 
 /**
  * Every scenario as a ratio to its ceiling measured in the same run, and the performance targets
@@ -14,6 +17,8 @@ export interface Results {
   ceilings: WriteCeilings | null;
   imported: ImportRow | null;
   projected: Projected;
+  freshness: FreshnessRow | null;
+  workers: WorkersResult | null;
   children: Child[];
 }
 
@@ -23,6 +28,8 @@ const goals = {
   importVsWrite: 0.4,
   projectionsVsWrite: 0.5,
   visibilityP99Ms: 250,
+  // Two worker processes catch up no slower than one.
+  twoWorkersVsOne: 1,
   serviceRssBytes: 300e6,
 };
 
@@ -119,7 +126,7 @@ export function targetLines(results: Results): TargetLine[] {
   if (visibility) {
     const allVisible = visibility.notVisible === 0;
     lines.push({
-      target: `POST to lead visible, p99, under ${whole(visibility.ingestReqPerSec)} req/s`,
+      target: `POST to lead visible, p99, under ${whole(visibility.ingestReqPerSec)} of ${whole(settings.visibilityRate)} req/s asked, store of ${whole(visibility.storeEvents)} events`,
       measured: `${visibility.p99Ms.toFixed(0)} ms${allVisible ? '' : ` (${visibility.notVisible} never visible)`}`,
       ceiling: '-',
       ratio: null,
@@ -128,6 +135,7 @@ export function targetLines(results: Results): TargetLine[] {
       otherCores: visibility.cpuCores.other,
     });
   }
+  lines.push(...sharingLines(results));
   const services = results.children.filter((c) => c.name.startsWith('service') || c.name === 'worker');
   const peaks = services.filter((c) => c.rss.maxBytes !== null);
   if (peaks.length) {
@@ -142,6 +150,69 @@ export function targetLines(results: Results): TargetLine[] {
       met: max < goals.serviceRssBytes,
       otherCores: null,
     });
+  }
+  return lines;
+}
+
+/** The freshness of one account under another's import, and two workers against one. */
+function sharingLines(results: Results): TargetLine[] {
+  const lines: TargetLine[] = [];
+  const freshness = results.freshness;
+  if (freshness) {
+    const probe = freshness.underImport;
+    const allVisible = probe.notVisible === 0 && freshness.visible >= freshness.profiles;
+    lines.push({
+      target: `POST to lead visible, p99, of one account while another imports ${whole(freshness.profiles)} profiles, npm start`,
+      measured: `${probe.p99Ms.toFixed(0)} ms (p50 ${probe.p50Ms.toFixed(0)}); import all visible after ${freshness.visibleSeconds.toFixed(1)} s${allVisible ? '' : ' (NOT all visible)'}`,
+      ceiling: '-',
+      ratio: null,
+      goal: `< ${goals.visibilityP99Ms} ms`,
+      met: allVisible && probe.p99Ms < goals.visibilityP99Ms,
+      otherCores: freshness.cpuCores.other,
+    });
+  }
+  const workers = results.workers;
+  if (workers && workers.runs.length) {
+    const ceiling = results.ceilings && workers.storeMix.size > 0 ? mixedCeiling(results.ceilings, workers.storeMix) : null;
+    const finished = workers.runs.every((r) => r.caughtUp);
+    for (const count of [1, 2]) {
+      const runs = workers.runs.filter((r) => r.workers === count);
+      if (!runs.length) continue;
+      const rate = runs.reduce((sum, r) => sum + r.row.eventsPerSec, 0) / runs.length;
+      const ratio = ceiling ? rate / ceiling : null;
+      const other = runs.map((r) => r.row.cpuCores?.other ?? 0).reduce((a, b) => Math.max(a, b), 0);
+      lines.push({
+        target: `catch-up by ${count} worker process${count === 1 ? '' : 'es'} (${whole(workers.storeEvents)} events, ${workers.accounts} accounts)`,
+        measured: `${whole(rate)} events/s (mean of ${runs.length})${runs.every((r) => r.caughtUp) ? '' : ' (stopped at the limit)'}`,
+        ceiling: ceiling === null ? '-' : `write ${whole(ceiling)} rows/s (store mix)`,
+        ratio,
+        goal: `>= ${goals.projectionsVsWrite}`,
+        met: ratio === null ? null : runs.every((r) => r.caughtUp) && ratio >= goals.projectionsVsWrite,
+        otherCores: other,
+      });
+    }
+    const { one, two, ratio } = twoOverOne(workers);
+    if (!Number.isNaN(ratio)) {
+      lines.push({
+        target: 'catch-up, two worker processes against one',
+        measured: `${whole(two)} against ${whole(one)} events/s`,
+        ceiling: 'one worker process',
+        ratio,
+        goal: `>= ${goals.twoWorkersVsOne}`,
+        met: finished && ratio >= goals.twoWorkersVsOne,
+        otherCores: null,
+      });
+      const twos = workers.runs.filter((r) => r.workers === 2);
+      lines.push({
+        target: 'parts split evenly between two worker processes',
+        measured: twos.map((r) => r.shares.map((s) => s.partsAtEnd.length).join('/')).join(', '),
+        ceiling: '-',
+        ratio: null,
+        goal: '8/8',
+        met: evenSplit(workers),
+        otherCores: null,
+      });
+    }
   }
   return lines;
 }

@@ -5,7 +5,8 @@ import { parentPort, workerData } from 'node:worker_threads';
  * The probe of the visibility scenario, in a worker thread so that the load generator's event loop
  * never delays its clock: every 20-50 ms it posts a fresh user and, once the POST is answered, asks
  * for the lead every 5-10 ms until it is there (200). The sample is the time from the POST's answer
- * to the first 200. Sends one ProbeResult to the parent when done.
+ * to the first 200. Sends one ProbeResult to the parent when done: after `seconds`, or sooner when
+ * the parent sends 'stop'.
  */
 
 export interface ProbeSettings {
@@ -23,6 +24,8 @@ export interface ProbeSettings {
 export interface ProbeResult {
   /** ms from POST answered to lead visible, one per probe that became visible. */
   visibleMs: number[];
+  /** The same from the POST sent: what the user who posted waits, the POST's own latency included. */
+  fromSentMs: number[];
   notVisible: number;
   /** POSTs not answered 200 queued, and GETs answered neither 200 nor 404. */
   failures: string[];
@@ -36,7 +39,7 @@ export interface ProbeResult {
 const settings = workerData as ProbeSettings;
 const between = ([min, max]: [number, number]): number => min + Math.random() * (max - min);
 
-const result: ProbeResult = { visibleMs: [], notVisible: 0, failures: [], polls: 0, getMs: [], postMs: [] };
+const result: ProbeResult = { visibleMs: [], fromSentMs: [], notVisible: 0, failures: [], polls: 0, getMs: [], postMs: [] };
 const headers = { authorization: `Bearer ${settings.token}`, 'content-type': 'application/json' };
 const base = settings.serviceUrl;
 
@@ -63,6 +66,7 @@ async function probe(n: number): Promise<void> {
     result.getMs.push(at - asked);
     if (get.status === 200) {
       result.visibleMs.push(at - answered);
+      result.fromSentMs.push(at - posted);
       return;
     }
     if (get.status !== 404) return fail(`GET leads/:id answered ${get.status}`);
@@ -75,7 +79,12 @@ async function probe(n: number): Promise<void> {
 }
 
 const inFlight = new Set<Promise<void>>();
-const until = performance.now() + settings.seconds * 1000;
+let until = performance.now() + settings.seconds * 1000;
+parentPort?.on('message', (message: unknown) => {
+  if (message === 'stop') until = 0;
+});
+// The probe's own timers keep the thread alive; the port must not once they are done.
+parentPort?.unref();
 for (let n = 0; performance.now() < until; n += 1) {
   const p = probe(n).catch((error: unknown) => fail(`probe ${n}: ${String(error)}`));
   inFlight.add(p);

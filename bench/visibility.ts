@@ -56,15 +56,17 @@ function steadyLoad(options: VisibilityOptions, seconds: number, counter: { n: n
   });
 }
 
-function runProbe(settings: ProbeSettings): Promise<ProbeResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./visibility-probe.js', import.meta.url), { workerData: settings });
-    let result: ProbeResult | null = null;
-    worker.once('message', (message: ProbeResult) => (result = message));
+/** The probe in a thread of its own (visibility-probe.ts); `stop` ends it before its `seconds`. */
+export function startProbe(settings: ProbeSettings): { result: Promise<ProbeResult>; stop: () => void } {
+  const worker = new Worker(new URL('./visibility-probe.js', import.meta.url), { workerData: settings });
+  const result = new Promise<ProbeResult>((resolve, reject) => {
+    let reply: ProbeResult | null = null;
+    worker.once('message', (message: ProbeResult) => (reply = message));
     worker.once('error', reject);
-    worker.once('exit', (code) => (result ? resolve(result) : reject(new Error(`the probe thread exited (${code}) without a result`))));
+    worker.once('exit', (code) => (reply ? resolve(reply) : reject(new Error(`the probe thread exited (${code}) without a result`))));
     interrupted.addEventListener('abort', () => void worker.terminate(), { once: true });
   });
+  return { result, stop: () => worker.postMessage('stop') };
 }
 
 /** The q-quantile (0..1) of unsorted samples, nearest rank; NaN when there are none. */
@@ -93,7 +95,7 @@ export async function measureVisibility(options: VisibilityOptions): Promise<Vis
   const started = performance.now();
   const [load, probe] = await Promise.all([
     steadyLoad(options, options.seconds, counter),
-    runProbe({
+    startProbe({
       serviceUrl: options.serviceUrl,
       license: options.license,
       token: options.token,
@@ -102,7 +104,7 @@ export async function measureVisibility(options: VisibilityOptions): Promise<Vis
       gapMs: [20, 50],
       pollMs: [5, 10],
       giveUpMs: 10_000,
-    }),
+    }).result,
   ]);
   // The load ends with the window; a probe still waiting for its lead may run on a little.
   const seconds = (performance.now() - started) / 1000;

@@ -104,7 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
     projectionBatchSize: Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 5_000)),
     projectionPollMs: Math.max(1, intSetting(env, 'PROJECTION_POLL_MS', 100)),
-    projectionLeaseMs: Math.max(1_000, intSetting(env, 'PROJECTION_LEASE_MS', 4_000)),
+    projectionLeaseMs: Math.max(1_000, intSetting(env, 'PROJECTION_LEASE_MS', 6_000)),
     projectionLanes: Math.max(1, intSetting(env, 'PROJECTION_LANES', 4)),
   };
 }

@@ -52,7 +52,7 @@ export async function startService(config: Config, log: Logger, { ownSession = f
         lanes: config.projectionLanes,
       })
     : null;
-  if (projections) services.appends.on('appended', () => projections.worker.wake());
+  if (projections) services.appends.on('appended', (accountIds) => projections.worker.wake(accountIds));
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
   const server = createHttpServer(app, { keepAliveTimeoutMs: 5_000, requestTimeoutSeconds: config.requestTimeoutSeconds });

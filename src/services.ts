@@ -35,23 +35,23 @@ export interface Services {
   bodies: BodyBudget;
   /** Wrong admin tokens by client address, shared by sign-in and every route that takes the admin token. */
   adminTokenGuesses: AdminTokenGuesses;
-  /** Emits 'appended' after each committed append batch, so that projection workers look at once. */
-  appends: EventEmitter<{ appended: [] }>;
+  /** Emits 'appended' after each committed append batch, with its accounts, so that projection workers look at once. */
+  appends: EventEmitter<{ appended: [accountIds: readonly string[]] }>;
   /** What each account's ingest accepted and rejected, written once a second; close() before the pool ends. */
   activity: IngestActivity;
 }
 
 export function createServices(config: Config, pool: Pool, log: Logger, metrics = new Metrics()): Services {
-  const appends = new EventEmitter<{ appended: [] }>();
+  const appends = new EventEmitter<{ appended: [accountIds: readonly string[]] }>();
   return {
     config,
     log,
     pool,
     metrics,
     appends,
-    store: createEventStore(config, pool, log, (events) => {
+    store: createEventStore(config, pool, log, (events, accountIds) => {
       metrics.appendBatchEvents.observe(events);
-      appends.emit('appended');
+      appends.emit('appended', accountIds);
     }),
     validator: new Validator(),
     registry: new AttributeTypeRegistry(pool),

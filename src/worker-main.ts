@@ -50,7 +50,7 @@ try {
     leaseMs: config.projectionLeaseMs,
     lanes: config.projectionLanes,
   });
-  // WORKER_PORT: /livez, /readyz and /metrics of this worker (lag, apply rate, active or standby).
+  // WORKER_PORT: /livez, /readyz and /metrics of this worker (lag, apply rate, parts held).
   const opsServer = config.workerPort === null ? null : await startOpsServer({
     registry: metrics.registry,
     metricsToken: config.metricsToken,

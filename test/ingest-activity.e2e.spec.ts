@@ -199,3 +199,22 @@ describe('ingest activity: the overview with projection workers running (e2e)', 
     expect(overview.perMinute.map((b) => [b.endpoint, b.accepted, b.rejected])).to.deep.equal([['events', 1, 0]]);
   });
 });
+
+describe("ingest activity: each account's overview tells its own lag (e2e)", () => {
+  let app: TestApp;
+  let account: Credentials;
+  // No projection worker: whatever is posted stays unapplied.
+  servedApp((started) => ({ app, account } = started));
+
+  it("says an account is behind by its own unapplied events, and another account's backlog leaves a quiet account caught up", async () => {
+    for (let i = 0; i < 3; i += 1) queued(await app.ingest(account, 'users', { userId: `u-${i}`, attributes: {} }));
+    const quiet = await app.account('quiet');
+    const busy = await pollUntil<Overview>(app, `/admin/v1/accounts/${account.licenseCode}/overview`, bearer(account), (o) => o.perMinute.length > 0);
+    // Three profiles, each for leads and for the track index.
+    expect(busy.projections).to.include({ lagEvents: 6, caughtUp: false });
+    expect(busy.projections.lagSeconds).to.be.above(0);
+    const calm = await app.get<Overview>(`/admin/v1/accounts/${quiet.licenseCode}/overview`, bearer(quiet));
+    expect(calm.status).to.equal(200);
+    expect(calm.body.projections).to.deep.equal({ lagSeconds: 0, lagEvents: 0, caughtUp: true });
+  });
+});

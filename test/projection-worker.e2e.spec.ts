@@ -108,8 +108,17 @@ describe('projection workers (e2e)', function () {
       expect(live.track_index_repeats, 'rows of track_index_repeats').to.deep.equal([]);
       for (const [table] of readModels) if (table !== 'track_index_repeats') expect(live[table], `rows of ${table} after the workload`).to.have.length.above(0);
 
-      // A rebuild with nothing coming in: exactly the rows the live workers wrote.
+      // A rebuild with nothing coming in: exactly the rows the live workers wrote. It loads the
+      // tables without their secondary indexes and makes them again at the end.
+      const indexesOf = async (): Promise<string[]> =>
+        (
+          await app.pool.query<{ def: string }>('SELECT indexdef AS def FROM pg_indexes WHERE tablename = ANY ($1) ORDER BY indexname', [projections.flatMap((p) => p.tables)])
+        ).rows.map((r) => r.def);
+      const indexesBefore = await indexesOf();
+      expect(indexesBefore.filter((def) => !/UNIQUE/.test(def)), 'secondary indexes of the read models').to.have.length.above(5);
       const quiet = await rebuildProjections(app.pool, app.services.store, projections, { log: silent });
+      expect(await indexesOf(), 'indexes after the rebuild').to.deep.equal(indexesBefore);
+      expect((await app.pool.query('SELECT * FROM projection_rebuild_indexes')).rows, 'indexes left to make again').to.deep.equal([]);
       for (const result of quiet) expect(result.ranHere, 'the in-process worker rebuilds').to.equal(false);
       await app.projected();
       expectSameReadModels(await snapshot(app.pool), live, 'rebuilt read models vs the live ones');
@@ -124,6 +133,15 @@ describe('projection workers (e2e)', function () {
         () => null,
         (error: unknown) => error,
       );
+      // While it replays, the secondary indexes are set aside (and the reads go without them).
+      let indexesSetAside = 0;
+      const sampling = (async () => {
+        while (rebuilding) {
+          const { rows } = await app.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM projection_rebuild_indexes');
+          indexesSetAside = Math.max(indexesSetAside, rows[0]?.n ?? 0);
+          await sleep(20);
+        }
+      })();
       await sleep(30);
       let results: RebuildResult[];
       const progress: Record<string, { applied: number; target: number | null }[]> = {};
@@ -137,6 +155,9 @@ describe('projection workers (e2e)', function () {
       }
       const feedError = await feeding;
       if (feedError) throw feedError;
+      await sampling;
+      expect(indexesSetAside, 'secondary indexes set aside during the rebuild').to.be.above(5);
+      expect(await indexesOf(), 'indexes after the rebuild under load').to.deep.equal(indexesBefore);
       await app.projected();
       const after = await snapshot(app.pool);
 

@@ -102,8 +102,11 @@ export class LeadBook {
     else if (event.type === 'ProfilesMerged') this.merge(event);
   }
 
+  /** The rows the events changed, their search text made from their values after the last. */
   changedRows(): LeadRow[] {
-    return [...this.changed];
+    const rows = [...this.changed];
+    for (const row of rows) row.search_text = searchTextOf(row);
+    return rows;
   }
 
   addedMerges(): LeadMerge[] {
@@ -172,7 +175,6 @@ export class LeadBook {
   }
 
   private touch(lead: LeadRow, event: RecordedEvent): void {
-    lead.search_text = searchTextOf(lead);
     lead.version += 1;
     lead.changed_at = event.metadata.receivedAt;
     this.changed.add(lead);

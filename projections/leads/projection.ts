@@ -17,7 +17,6 @@ function withoutNulls(row: LeadRow): Record<string, unknown> {
 /** Leads: one row per profile, known or anonymous, from UserUpserted and ProfilesMerged. */
 export const leadsProjection: Projection = {
   name: 'leads',
-  lockKey: 1,
   eventTypes: ['UserUpserted', 'ProfilesMerged'],
   tables: ['leads', 'lead_merges'],
 

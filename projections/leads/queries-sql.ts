@@ -112,7 +112,8 @@ export const leadEvents = `SELECT e.event_id, e.user_id, e.anonymous_id, e.event
  * A lead's timeline: the stored events of its streams ($2, the profile's own and those of the
  * anonymous profiles merged into it), latest first, from the track index, with the details of
  * tracked events from user_events. Each stream is read from its newest event before $4 (a global
- * position; null: from the newest), at most $3 of it. Event data as in leadEvents.
+ * position; null: from the newest), at most $3 of it, by the index track_index_timeline (its
+ * predicate is this query's event types: keep them alike). Event data as in leadEvents.
  */
 export const leadTimeline = `SELECT t.event_id, t.global_position, t.stream_name, t.event_type, t.track_id, iso_utc(t.recorded_at) AS at,
     e.event_name, e.event_time, ${payloadColumns('e.event_data', 'event_data', 's.t')}

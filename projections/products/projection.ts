@@ -18,7 +18,6 @@ interface ProductChange {
 /** Products (latest properties, who sent them) and product events. */
 export const productsProjection: Projection = {
   name: 'products',
-  lockKey: 3,
   eventTypes: ['ProductSubmitted', 'ProductEventTracked'],
   tables: ['products', 'product_events'],
 

@@ -22,7 +22,8 @@ export const selectAccounts = 'SELECT account_id, part, reset_at FROM projection
 /** Accounts rebuilt ($1: since, exclusive), so that their owners replay them. */
 export const accountsResetSince = 'SELECT account_id, part, reset_at FROM projection_accounts WHERE reset_at > $1';
 
-export const selectDiscovered = 'SELECT checkpoint FROM projection_discovery FOR UPDATE';
+/** No row while another worker is storing its own (it will have moved the record on). */
+export const selectDiscovered = 'SELECT checkpoint FROM projection_discovery FOR UPDATE SKIP LOCKED';
 
 export const storeDiscovered = 'UPDATE projection_discovery SET checkpoint = $1';
 

@@ -82,3 +82,6 @@ export const requestRebuildUnlessUnderWay = `INSERT INTO projection_checkpoints 
 /** Events applied per projection, over every account. */
 export const appliedByProjection = `SELECT projection, coalesce(sum(events_applied), 0)::bigint::text AS applied
   FROM projection_account_checkpoints GROUP BY projection`;
+
+/** The projection's row, locked, or error 55P03 when another transaction holds it. */
+export const lockCheckpointNoWait = 'SELECT projection FROM projection_checkpoints WHERE projection = $1 FOR UPDATE NOWAIT';

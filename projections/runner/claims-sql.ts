@@ -40,11 +40,14 @@ export const forgetDeadWorkers = "DELETE FROM projection_workers WHERE expires_a
 export const forgetWorker = 'DELETE FROM projection_workers WHERE worker_id = $1';
 
 /**
- * Renews the leases worker $1 still holds ($2 ms more). A lease that expired is not renewed: the
- * part must be claimed again, at a new epoch, so that a batch begun under the old one never commits.
+ * Renews the leases worker $1 still holds ($2 ms more) of the parts $3 at the epochs $4: those it
+ * counts as its own. A lease that expired is not renewed: the part must be claimed again, at a new
+ * epoch, so that a batch begun under the old one never commits. Nor is a part the worker no longer
+ * counts (a batch found it lost): its lease runs out and any worker may claim it.
  */
 export const renewLeases = `UPDATE projection_parts SET lease_expires_at = clock_timestamp() + $2 * interval '1 millisecond'
   WHERE owner = $1 AND lease_expires_at > clock_timestamp()
+    AND (part, epoch) IN (SELECT * FROM unnest($3::int[], $4::bigint[]))
   RETURNING part, epoch::text AS epoch`;
 
 /**

@@ -52,18 +52,23 @@ export class PartClaims {
     return [...this.held.keys()].sort((a, b) => a - b);
   }
 
-  /** A batch found its claim gone (the fence): forget it until claimed again. */
-  lost(part: number): void {
-    if (!this.held.delete(part)) return;
-    this.releasing.delete(part);
-    this.options.onLost([part]);
+  /**
+   * A batch found its claim gone (the fence): forget it until claimed again, unless the part was
+   * claimed again meanwhile (the batch ran under an older epoch than the one held now).
+   */
+  lost(claim: Claim): void {
+    if (this.held.get(claim.part) !== claim.epoch) return;
+    this.held.delete(claim.part);
+    this.releasing.delete(claim.part);
+    this.options.onLost([claim.part]);
   }
 
   async tick(): Promise<void> {
     const { pool, workerId, name, leaseMs } = this.options;
     const started = performance.now();
     await pool.query(sql.heartbeat, [workerId, name, leaseMs]);
-    const renewed = await pool.query<{ part: number; epoch: string }>(sql.renewLeases, [workerId, leaseMs]);
+    const mine = [...this.held];
+    const renewed = await pool.query<{ part: number; epoch: string }>(sql.renewLeases, [workerId, leaseMs, mine.map(([part]) => part), mine.map(([, epoch]) => epoch)]);
     // A margin for the clocks of this host and the database's to drift apart a little.
     this.validUntil = started + leaseMs * 0.9;
     const stillHeld = new Map(renewed.rows.map((row) => [row.part, row.epoch]));

@@ -26,7 +26,8 @@ export class AccountDiscovery {
   constructor(
     private readonly pool: Pool,
     private readonly store: DiscoverySource,
-    private readonly onEvents: (accountIds: string[]) => void,
+    /** Accounts with new events, each with the position just past the last of them. */
+    private readonly onEvents: (accounts: { accountId: string; last: string }[]) => void,
   ) {}
 
   /** Loads the registry: the accounts known, and where to read on from. */
@@ -37,6 +38,11 @@ export class AccountDiscovery {
     ]);
     for (const row of accounts.rows) this.known.set(row.account_id, row.part);
     this.cursor = discovered.rows[0]?.checkpoint ?? null;
+  }
+
+  /** Whether the account is registered (its cursors know where to start). */
+  knows(accountId: string): boolean {
+    return this.known.has(accountId);
   }
 
   /** Known accounts of these parts. */
@@ -55,7 +61,7 @@ export class AccountDiscovery {
       fresh.forEach((a, i) => this.known.set(a.accountId, parts[i] as number));
     }
     this.cursor = scan.checkpoint;
-    if (scan.accounts.length) this.onEvents(scan.accounts.map((a) => a.accountId));
+    if (scan.accounts.length) this.onEvents(scan.accounts);
     if (performance.now() - this.lastStored >= storeEveryMs) await this.storeCursor();
     return true;
   }
@@ -68,8 +74,11 @@ export class AccountDiscovery {
     this.lastStored = performance.now();
     const cursor = this.cursor;
     await inTransaction(this.pool, async (client) => {
+      // A worker paused or cut off in here must not hold the record's lock for long.
+      await client.query("SET LOCAL idle_in_transaction_session_timeout = '5s'");
       const { rows } = await client.query<{ checkpoint: string | null }>(sql.selectDiscovered);
-      if (this.store.comparePositions(cursor, rows[0]?.checkpoint ?? null) > 0) await client.query(sql.storeDiscovered, [cursor]);
+      const row = rows[0];
+      if (row && this.store.comparePositions(cursor, row.checkpoint) > 0) await client.query(sql.storeDiscovered, [cursor]);
     });
   }
 }

@@ -26,7 +26,13 @@ export interface LaneOptions {
   log: Logger;
   metrics?: Metrics;
   workerId: string;
+  /** The latest position at which the worker found events of the account (discovery). */
+  seenUpTo: (accountId: string) => string | undefined;
+  comparePositions: (a: string | null, b: string | null) => number;
 }
+
+/** How long a lane waits before reading again an account whose events were found but not read yet. */
+const notYetReadableMs = 20;
 
 /**
  * One connection of a worker, applying one batch at a time: the events of one account for one
@@ -58,6 +64,14 @@ export class Lane {
       accountId: job.accountId,
     });
     if (page.checkpoint === cursor.checkpoint) {
+      // Nothing read, but the store cannot tell yet that nothing is there (a subscription still
+      // catching up), or events of the account were found that this read does not return yet (one
+      // subscription of EventStoreDB may be told of an event after another): look again.
+      const seen = this.options.seenUpTo(job.accountId);
+      if (page.atEnd === false || (seen !== undefined && this.options.comparePositions(cursor.checkpoint, seen) < 0)) {
+        await new Promise((resolve) => setTimeout(resolve, notYetReadableMs));
+        return 'more';
+      }
       if (!cursor.caughtUp) {
         await client.query(accountsSql.markCaughtUp, [projection.name, job.accountId]);
         cursor.caughtUp = true;
@@ -82,7 +96,11 @@ export class Lane {
     }
     cursor.checkpoint = outcome.checkpoint;
     this.options.metrics?.projectionEventsApplied.inc({ projection: projection.name }, outcome.applied);
-    if (outcome.parked) this.options.metrics?.projectionEventsParked.inc({ projection: projection.name }, outcome.parked);
+    if (outcome.parked) {
+      this.options.metrics?.projectionEventsParked.inc({ projection: projection.name }, outcome.parked);
+      // Counted again in full with the lag, every 2 s (a retry elsewhere may unpark some).
+      this.options.metrics?.projectionParked.inc({ projection: projection.name }, outcome.parked);
+    }
     return 'more';
   }
 

@@ -11,8 +11,6 @@ export type Db = pg.ClientBase;
  */
 export interface Projection {
   readonly name: string;
-  /** Second key of the advisory lock that lets one worker at a time run this projection. */
-  readonly lockKey: number;
   readonly eventTypes: readonly EventType[];
   /** false when `apply` uses only the events' ids, types, positions and metadata. */
   readonly readsData?: boolean;

@@ -23,6 +23,8 @@ interface AccountWork {
   lastServed: number;
   /** When the account was first marked since it was last caught up (clock of the scheduler). */
   since: number;
+  /** Dropped (its part lost) with jobs in flight, and not marked since: they end without coming back. */
+  dropped: boolean;
 }
 
 /** An account with events not applied yet: since when, and for which projections. */
@@ -64,8 +66,12 @@ export class FairScheduler {
   mark(accountId: string, projections: readonly string[] = this.projections): void {
     let work = this.accounts.get(accountId);
     if (!work) {
-      work = { pending: new Set(), inFlight: new Map(), marks: 0, lastServed: -1, since: this.clock() };
+      work = { pending: new Set(), inFlight: new Map(), marks: 0, lastServed: -1, since: this.clock(), dropped: false };
       this.accounts.set(accountId, work);
+    } else if (work.dropped) {
+      // Its part is held again: behind from now, not from before it was lost.
+      work.dropped = false;
+      work.since = this.clock();
     }
     work.marks += 1;
     for (const projection of projections) if (!work.inFlight.has(projection)) work.pending.add(projection);
@@ -77,6 +83,7 @@ export class FairScheduler {
     if (!work) return;
     work.pending.clear();
     if (work.inFlight.size === 0) this.accounts.delete(accountId);
+    else work.dropped = true;
   }
 
   /** Jobs in flight for these accounts. */
@@ -122,7 +129,7 @@ export class FairScheduler {
     if (!work || marksAtStart === undefined) return;
     work.inFlight.delete(job.projection);
     this.running -= 1;
-    if (outcome === 'more' || work.marks !== marksAtStart) work.pending.add(job.projection);
+    if (!work.dropped && (outcome === 'more' || work.marks !== marksAtStart)) work.pending.add(job.projection);
     if (work.pending.size === 0 && work.inFlight.size === 0) this.accounts.delete(job.accountId);
   }
 }

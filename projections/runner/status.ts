@@ -128,7 +128,7 @@ function parkedOf(rows: (ParkedRow & { parked: number })[]): ProjectionStatus['p
   };
 }
 
-type StatusStore = Pick<EventStore, 'backlog' | 'scanAccounts' | 'comparePositions'>;
+type StatusStore = Pick<EventStore, 'backlogs' | 'scanAccounts' | 'comparePositions'>;
 
 /**
  * The backlog of each (projection, account) counted: every account registered or stored past the
@@ -145,7 +145,7 @@ export async function accountBacklogs(pool: Pool, store: StatusStore, now = Date
   const starts = new Map(accounts.rows.map((row) => [row.account_id, row.first_checkpoint]));
   // Accounts stored past the registry's record are not registered yet: counted from the start.
   for (let from = discovered.rows[0]?.checkpoint ?? null, pages = 0; pages < 20 && only === undefined; pages += 1) {
-    const scan = await store.scanAccounts(from, 50_000);
+    const scan = await store.scanAccounts(from, 50_000, { withUnsettled: true });
     for (const a of scan.accounts) if (!starts.has(a.accountId)) starts.set(a.accountId, a.before);
     if (scan.checkpoint === from) break;
     from = scan.checkpoint;
@@ -156,24 +156,28 @@ export async function accountBacklogs(pool: Pool, store: StatusStore, now = Date
     counted = counted.filter((id) => reported.has(id));
   }
   const cursorOf = new Map(cursors.rows.map((row) => [`${row.projection}\u0000${row.account_id}`, row.checkpoint]));
-  const lags: AccountLag[] = [];
-  for (const projection of projections) {
+  const readers = projections.flatMap((projection) => {
     const appliedBefore = bounds.rows.find((row) => row.projection === projection.name)?.checkpoint ?? null;
-    for (const accountId of counted) {
+    return counted.map((accountId) => {
       const key = `${projection.name}\u0000${accountId}`;
       const first = starts.get(accountId) ?? null;
       const checkpoint = cursorOf.has(key) ? (cursorOf.get(key) ?? null) : store.comparePositions(first, appliedBefore) >= 0 ? first : appliedBefore;
-      const backlog = await store.backlog(checkpoint, { types: projection.eventTypes, accountId });
-      if (backlog.events === 0) continue;
-      lags.push({
-        accountId,
-        projection: projection.name,
-        lagEvents: backlog.events,
-        lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
-        checkpoint,
-      });
-    }
-  }
+      return { projection: projection.name, accountId, checkpoint, filter: { types: projection.eventTypes, accountId } };
+    });
+  });
+  const backlogs = await store.backlogs(readers);
+  const lags: AccountLag[] = [];
+  readers.forEach((reader, i) => {
+    const backlog = backlogs[i];
+    if (!backlog || backlog.events === 0) return;
+    lags.push({
+      accountId: reader.accountId,
+      projection: reader.projection,
+      lagEvents: backlog.events,
+      lagSeconds: backlog.oldestRecordedAt ? Math.max(0, now - Date.parse(backlog.oldestRecordedAt)) / 1000 : 0,
+      checkpoint: reader.checkpoint,
+    });
+  });
   return lags.sort((a, b) => b.lagSeconds - a.lagSeconds || b.lagEvents - a.lagEvents);
 }
 

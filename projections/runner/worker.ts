@@ -42,6 +42,9 @@ export interface WorkerOptions {
 
 export type WorkerState = 'starting' | 'active' | 'standby' | 'stopped';
 
+/** How long a claim lasts unless renewed: a dead worker's parts go to the others after it. */
+export const defaultLeaseMs = 6_000;
+
 export { workerName } from './worker-name.js';
 
 /**
@@ -61,19 +64,21 @@ export class ProjectionWorker {
   private readonly control: RebuildControl;
   private readonly cursors: CursorCache;
   private readonly lag: LagReport;
-  private readonly failures: FailureBackoff;
   private readonly log: Logger;
   private readonly source: SharedCatchUp;
   private wakeLoop: (() => void) | null = null;
   private wakeLanes: (() => void)[] = [];
+  /** Sleeps that a stop ends. */
+  private readonly onStop = new Set<() => void>();
   private woken = false;
   private discoveryCaughtUp = false;
   private stateNow: WorkerState = 'starting';
   private everHeld = false;
+  /** The lag report under way, if any. */
+  private lagReport: Promise<void> | null = null;
 
   constructor(private readonly options: WorkerOptions) {
     this.log = options.log.child({ worker: workerName });
-    this.failures = new FailureBackoff(this.log);
     const lanes = options.lanes ?? 4;
     this.scheduler = new FairScheduler(
       options.projections.map((p) => p.name),
@@ -92,7 +97,7 @@ export class ProjectionWorker {
       onLost: (parts) => this.lostParts(parts),
       idle: (part) => this.scheduler.inFlightFor(this.discovery.accountsIn(new Set([part]))) === 0,
     });
-    this.control = new RebuildControl(options.projections, options.store, this.log, {
+    this.control = new RebuildControl(options.pool, options.projections, options.store, this.log, {
       onRestarted: (projection) => {
         this.cursors.forgetProjection(projection.name);
         for (const accountId of this.discovery.accountsIn(new Set(this.claims.parts))) this.scheduler.mark(accountId, [projection.name]);
@@ -114,7 +119,7 @@ export class ProjectionWorker {
   }
 
   private get leaseMs(): number {
-    return this.options.leaseMs ?? 4_000;
+    return this.options.leaseMs ?? defaultLeaseMs;
   }
 
   get state(): WorkerState {
@@ -136,10 +141,22 @@ export class ProjectionWorker {
     return this;
   }
 
-  /** Events were appended in this process: look now rather than at the next poll. */
-  wake(): void {
+  /**
+   * Events of these accounts were appended in this process: apply them now rather than once
+   * discovery reads them (on EventStoreDB, that read has the busiest account's events to go
+   * through first), and look at the store now rather than at the next poll.
+   */
+  wake(accountIds: readonly string[] = []): void {
     this.woken = true;
     this.wakeLoop?.();
+    let marked = false;
+    for (const accountId of accountIds) {
+      // An account not registered yet is left to discovery, which finds where its events start.
+      if (!this.discovery.knows(accountId) || !this.claims.claimOn(partOf(accountId))) continue;
+      this.scheduler.mark(accountId);
+      marked = true;
+    }
+    if (marked) this.wakeAll();
   }
 
   /** Finishes the batches in hand, gives up its parts and stops. */
@@ -156,9 +173,14 @@ export class ProjectionWorker {
     if (state === 'active' || state === 'standby') this.log.info(`projection worker ${state}`);
   }
 
-  private markAccounts(accountIds: readonly string[]): void {
+  /** The latest position at which events of each account were found: its cursors are behind until they reach it. */
+  private readonly seenUpTo = new Map<string, string>();
+
+  private markAccounts(found: readonly { accountId: string; last: string }[]): void {
     let marked = false;
-    for (const accountId of accountIds) {
+    for (const { accountId, last } of found) {
+      const seen = this.seenUpTo.get(accountId);
+      if (seen === undefined || this.options.store.comparePositions(last, seen) > 0) this.seenUpTo.set(accountId, last);
       if (!this.claims.claimOn(partOf(accountId))) continue;
       this.scheduler.mark(accountId);
       marked = true;
@@ -188,52 +210,102 @@ export class ProjectionWorker {
   private wakeAll(): void {
     this.wakeLoop?.();
     for (const wake of this.wakeLanes.splice(0)) wake();
+    if (this.stopped) for (const stop of [...this.onStop]) stop();
   }
 
-  /** The control loop: claims, discovery, rebuilds and lag; the lanes apply the batches. */
+  /**
+   * Two loops beside the lanes: the heartbeat (claims, rebuilds, lag), on a timer of its own so that
+   * a long read of the store never delays the renewal of the leases; and discovery, which follows
+   * the store for accounts with new events.
+   */
   private async run(): Promise<void> {
-    const pollMs = this.options.pollMs ?? 100;
-    let lastTick = 0;
-    let lanes: Promise<void>[] = [];
-    while (!this.stopped) {
-      let client: pg.PoolClient | null = null;
-      try {
-        client = await this.options.pool.connect();
-        await client.query(checkpointsSql.nameSession, [checkpointsSql.sessionName(workerName)]);
-        await this.discovery.load();
-        await this.control.load(client);
-        if (lanes.length === 0) lanes = Array.from({ length: this.laneCount }, (_, i) => this.runLane(i));
-        while (!this.stopped) {
-          const now = performance.now();
-          if (now - lastTick >= this.leaseMs / 4) {
-            lastTick = now;
-            await this.claims.tick();
-            this.setState(this.claims.parts.length > 0 ? 'active' : 'standby');
-            await this.control.check(client, this.discoveryCaughtUp);
-            await this.lag.maybeReport(this.claims.parts);
-          }
-          this.woken = false;
-          this.discoveryCaughtUp = !(await this.discovery.poll());
-          this.failures.recovered();
-          if (this.discoveryCaughtUp) await this.sleepLoop(Math.min(pollMs, this.leaseMs / 4));
-        }
-      } catch (error) {
-        if (!this.stopped) {
-          this.setState('starting');
-          this.failures.report(error);
-          client?.release(true);
-          client = null;
-          await this.sleepLoop(this.failures.retryDelay());
-          this.failures.retrying();
-        }
-      } finally {
-        client?.release();
-      }
-    }
+    await this.untilStopped('load', async () => {
+      await this.discovery.load();
+      return 'done';
+    });
+    const lanes = Array.from({ length: this.laneCount }, (_, i) => this.runLane(i));
+    await Promise.all([this.heartbeatLoop(), this.discoveryLoop()]);
     this.wakeAll();
     await Promise.all(lanes);
+    await this.lagReport;
+    await this.control.settled();
     await this.claims.releaseAll().catch((error: unknown) => this.log.warn({ err: error }, 'projection parts not given up at stop; they are free once their leases expire'));
     this.setState('stopped');
+  }
+
+  private async heartbeatLoop(): Promise<void> {
+    let client: pg.PoolClient | null = null;
+    await this.untilStopped('heartbeat', async () => {
+      if (!client) {
+        const fresh = await this.options.pool.connect();
+        client = fresh;
+        await fresh.query(checkpointsSql.nameSession, [checkpointsSql.sessionName(workerName)]);
+        await this.control.load(fresh);
+      }
+      await this.claims.tick();
+      this.setState(this.claims.parts.length > 0 ? 'active' : 'standby');
+      await this.control.check(client, this.discoveryCaughtUp);
+      // Counting the events behind can take seconds (EventStoreDB reads them): never in the way of the renewals.
+      this.lagReport ??= this.lag
+        .maybeReport(this.claims.parts)
+        .catch((error: unknown) => this.log.warn({ err: error }, 'projection lag not reported'))
+        .finally(() => {
+          this.lagReport = null;
+        });
+      await this.sleepFor(this.leaseMs / 4);
+      return 'again';
+    }, () => {
+      // A connection that failed may be broken: closed, not reused.
+      client?.release(true);
+      client = null;
+      this.setState('starting');
+    });
+    (client as pg.PoolClient | null)?.release();
+  }
+
+  private async discoveryLoop(): Promise<void> {
+    const pollMs = this.options.pollMs ?? 100;
+    await this.untilStopped('discovery', async () => {
+      this.woken = false;
+      this.discoveryCaughtUp = !(await this.discovery.poll());
+      if (this.discoveryCaughtUp) await this.sleepLoop(pollMs);
+      return 'again';
+    });
+  }
+
+  /**
+   * Runs `step` until the worker stops (or it says `done`); a step that throws is logged and tried
+   * again after a wait that grows while the failures go on.
+   */
+  private async untilStopped(what: string, step: () => Promise<'again' | 'done'>, onFailure?: () => void): Promise<void> {
+    const failures = new FailureBackoff(this.log.child({ loop: what }));
+    while (!this.stopped) {
+      try {
+        if ((await step()) === 'done') return;
+        failures.recovered();
+      } catch (error) {
+        if (this.stopped) return;
+        onFailure?.();
+        failures.report(error);
+        await this.sleepFor(failures.retryDelay());
+        failures.retrying();
+      }
+    }
+  }
+
+  /** Sleeps `ms`, or less if the worker stops. */
+  private sleepFor(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const stops = this.onStop;
+      function done(): void {
+        clearTimeout(timer);
+        stops.delete(done);
+        resolve();
+      }
+      stops.add(done);
+    });
   }
 
   private sleepLoop(ms: number): Promise<void> {
@@ -278,6 +350,8 @@ export class ProjectionWorker {
       log: this.log,
       metrics: this.options.metrics,
       workerId: this.id,
+      seenUpTo: (accountId) => this.seenUpTo.get(accountId),
+      comparePositions: (a, b) => this.options.store.comparePositions(a, b),
     });
     try {
       while (!this.stopped) {
@@ -302,9 +376,9 @@ export class ProjectionWorker {
         } finally {
           this.scheduler.finish(job, outcome);
         }
-        if (outcome === 'more' && lane.lostClaim) {
+        if (claim && lane.lostClaim) {
           lane.lostClaim = false;
-          this.claims.lost(partOf(job.accountId));
+          this.claims.lost(claim);
         }
       }
     } finally {

@@ -10,7 +10,6 @@ import { insertRepeats, insertTrackIndex } from './sql.js';
  */
 export const trackIndexProjection: Projection = {
   name: 'track-index',
-  lockKey: 4,
   eventTypes,
   tables: ['track_index', 'track_index_repeats'],
   readsData: false,

@@ -29,9 +29,17 @@ export const repeatsOf = `SELECT r.event_id,
   WHERE r.event_id = ANY ($1::uuid[])
   ORDER BY r.global_position`;
 
-/** Where the track index says the events of a trackID are stored, oldest first. */
-export const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM track_index
-  WHERE track_id = $1 AND ($2::uuid IS NULL OR account_id = $2)
+/**
+ * Where the track index says the events of a trackID are stored, oldest first: the event whose id
+ * is the trackID by the primary key, the others by track_index_by_track_other (which holds only
+ * rows whose id is not their trackID).
+ */
+export const trackedEvents = `SELECT event_id, stream_name, stream_position, global_position FROM (
+    SELECT * FROM track_index WHERE event_id = $1 AND track_id = $1
+    UNION ALL
+    SELECT * FROM track_index WHERE track_id = $1 AND track_id <> event_id
+  ) t
+  WHERE $2::uuid IS NULL OR account_id = $2
   ORDER BY global_position`;
 
 /**

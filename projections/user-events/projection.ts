@@ -6,7 +6,6 @@ import { insertUserEvents } from './sql.js';
 /** User events: the timeline of each profile (the /events endpoint). */
 export const userEventsProjection: Projection = {
   name: 'user-events',
-  lockKey: 2,
   eventTypes: ['EventTracked'],
   tables: ['user_events'],
   keyedByEventId: true,

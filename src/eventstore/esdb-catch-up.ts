@@ -18,6 +18,8 @@ export interface FeedPage {
   checkpoint: string | null;
   /** The checkpoint after each event, in order. */
   positions: string[];
+  /** The subscription had caught up with the store when the page was taken (and it is still open). */
+  atEnd: boolean;
 }
 
 /** The prefixes of the streams of one account (docs/events.md, Streams). */
@@ -93,7 +95,13 @@ export class CatchUpFeed {
     const last = taken.at(-1);
     if (last) this.cursor = encodePosition(last.position);
     if (this.subscription?.isPaused() && this.queue.length < this.highWater / 2 && this.queuedBytes < this.highWaterBytes / 2) this.subscription.resume();
-    return { events: taken.map((item) => item.event), checkpoint: this.cursor, bytes, positions: taken.map((item) => encodePosition(item.position)) };
+    return {
+      events: taken.map((item) => item.event),
+      checkpoint: this.cursor,
+      bytes,
+      positions: taken.map((item) => encodePosition(item.position)),
+      atEnd: this.caughtUp && !this.closed && this.queue.length === 0,
+    };
   }
 
   async close(): Promise<void> {

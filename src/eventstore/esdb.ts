@@ -3,16 +3,17 @@ import type { Logger } from '../logger.js';
 import { appendByStream } from './esdb-append.js';
 import { accountStreamPrefixes, CatchUpFeed } from './esdb-catch-up.js';
 import { EsdbClients, isStreamNotFound } from './esdb-client.js';
-import { decodePosition, toRecorded } from './esdb-positions.js';
+import { decodePosition, encodePosition, toRecorded } from './esdb-positions.js';
+import { isEventType } from './events.js';
 import { defaultMaxAppendBytes } from './esdb-writes.js';
-import { defaultPageBytes, eventTypes, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
+import { accountsOf, defaultPageBytes, eventTypes, type OnBatch, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type BacklogQuery, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {
   log: Logger;
   /** An append or read unanswered for this long fails: the request gets 503. */
   timeoutMs?: number;
-  /** Called with the number of events of each acknowledged append. */
-  onBatch?: (events: number) => void;
+  /** Called with the number of events of each acknowledged append, and their accounts. */
+  onBatch?: OnBatch;
   /** The backlog is counted by reading; past this many events it is reported as "at least". */
   backlogCountLimit?: number;
   /** Catch-up subscriptions kept open at most (one per reader position). */
@@ -72,7 +73,7 @@ export class EsdbEventStore implements EventStore {
       { client, guarded: (call) => this.guard(client, call), deadlineMs: this.timeoutMs, log: this.options.log, maxAppendBytes: this.options.maxAppendBytes ?? defaultMaxAppendBytes },
       events,
     ).then((appended) => {
-      this.options.onBatch?.(events.length);
+      this.options.onBatch?.(events.length, accountsOf(events));
       return appended;
     });
     this.inFlight.add(work);
@@ -84,7 +85,7 @@ export class EsdbEventStore implements EventStore {
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const page = await this.feedAt(checkpoint, filter.accountId).read(limit, filter.maxBytes ?? defaultPageBytes);
     const types = filter.types;
-    return { checkpoint: page.checkpoint, bytes: page.bytes, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
+    return { checkpoint: page.checkpoint, bytes: page.bytes, atEnd: page.atEnd, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
   }
 
   /**
@@ -111,16 +112,48 @@ export class EsdbEventStore implements EventStore {
     return feed;
   }
 
-  async scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan> {
-    const page = await this.feedAt(checkpoint).read(limit, defaultPageBytes);
-    const accounts = new Map<string, string | null>();
+  /**
+   * Discovery follows a subscription (it keeps reading from where it stopped); a one-off look
+   * (`withUnsettled`: status, the tests' wait) reads `$all` once instead, which opens nothing.
+   */
+  async scanAccounts(checkpoint: string | null, limit: number, options: { withUnsettled?: boolean } = {}): Promise<AccountsScan> {
+    const page = options.withUnsettled ? await this.readOnce(checkpoint, limit) : await this.feedAt(checkpoint).read(limit, defaultPageBytes);
+    const accounts = new Map<string, { accountId: string; before: string | null; last: string }>();
     let before = checkpoint;
     page.events.forEach((event, i) => {
       const accountId = event.metadata.accountId;
-      if (typeof accountId === 'string' && !accounts.has(accountId)) accounts.set(accountId, before);
-      before = page.positions[i] ?? before;
+      const position = page.positions[i] ?? before ?? '';
+      if (typeof accountId === 'string') {
+        const met = accounts.get(accountId);
+        if (met) met.last = position;
+        else accounts.set(accountId, { accountId, before, last: position });
+      }
+      before = position;
     });
-    return { accounts: [...accounts].map(([accountId, first]) => ({ accountId, before: first })), checkpoint: page.checkpoint };
+    return { accounts: [...accounts.values()], checkpoint: page.checkpoint };
+  }
+
+  /** Up to `limit` of the service's events after `checkpoint`, read once (no subscription), with their positions. */
+  private async readOnce(checkpoint: string | null, limit: number): Promise<{ events: RecordedEvent[]; positions: string[]; checkpoint: string | null }> {
+    const from = checkpoint === null ? null : decodePosition(checkpoint);
+    const client = this.clients.current;
+    const events: RecordedEvent[] = [];
+    const positions: string[] = [];
+    let last = checkpoint;
+    try {
+      for await (const resolved of client.readAll({ fromPosition: from ?? START, direction: FORWARDS, maxCount: limit, deadline: this.timeoutMs })) {
+        const event = resolved.event;
+        // A read from a position starts at the event there, which the checkpoint has seen.
+        if (!event?.position || (from && event.position.commit === from.commit && event.position.prepare === from.prepare)) continue;
+        last = encodePosition(event.position);
+        if (!isEventType(event.type)) continue;
+        events.push(toRecorded(event));
+        positions.push(last);
+      }
+    } catch (error) {
+      throw this.failure(client, error);
+    }
+    return { events, positions, checkpoint: last };
   }
 
   comparePositions(a: string | null, b: string | null): number {
@@ -166,6 +199,45 @@ export class EsdbEventStore implements EventStore {
       throw this.failure(client, error);
     }
     return { events, oldestRecordedAt, ...(scanned >= limit * 4 && { atLeast: true }) };
+  }
+
+  /**
+   * Every reader's backlog from one read of `$all`, from the earliest of their checkpoints (one
+   * read per reader would read the log once each); past `backlogCountLimit` times four events
+   * read, every count is a lower bound.
+   */
+  async backlogs(readers: readonly BacklogQuery[]): Promise<Backlog[]> {
+    if (readers.length === 0) return [];
+    const limit = this.options.backlogCountLimit ?? 100_000;
+    const counts: Backlog[] = readers.map(() => ({ events: 0, oldestRecordedAt: null }));
+    const from = readers.map((r) => (r.checkpoint === null ? null : decodePosition(r.checkpoint)));
+    const prefixes = readers.map((r) => (r.filter.accountId === undefined ? null : accountStreamPrefixes(r.filter.accountId)));
+    const types = readers.map((r) => r.filter.types ?? eventTypes);
+    const start = readers.reduce<string | null>((min, r) => (min === null || r.checkpoint === null || this.comparePositions(r.checkpoint, min) < 0 ? r.checkpoint : min), readers[0]?.checkpoint ?? null);
+    const client = this.clients.current;
+    let scanned = 0;
+    try {
+      const read = client.readAll({ fromPosition: start === null ? START : decodePosition(start), direction: FORWARDS, maxCount: limit * 4, deadline: this.timeoutMs });
+      for await (const resolved of read) {
+        const event = resolved.event;
+        scanned += 1;
+        const position = event?.position;
+        if (!event || !position) continue;
+        readers.forEach((_, i) => {
+          const after = from[i];
+          if (after && (position.commit < after.commit || (position.commit === after.commit && position.prepare <= after.prepare))) return;
+          if (!(types[i] as readonly string[]).includes(event.type)) return;
+          const wanted = prefixes[i];
+          if (wanted && !wanted.some((prefix) => event.streamId.startsWith(prefix))) return;
+          const count = counts[i] as Backlog;
+          count.events += 1;
+          count.oldestRecordedAt ??= event.created.toISOString();
+        });
+      }
+    } catch (error) {
+      throw this.failure(client, error);
+    }
+    return scanned >= limit * 4 ? counts.map((c) => ({ ...c, atLeast: true })) : counts;
   }
 
   async readStream(stream: string, fromPosition = 0, limit = 10_000): Promise<RecordedEvent[]> {

@@ -1,7 +1,7 @@
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
 import { EsdbEventStore } from './esdb.js';
-import type { EventStore } from './port.js';
+import type { EventStore, OnBatch } from './port.js';
 import { PostgresEventStore } from './postgres.js';
 
 export interface EventStoreSelection {
@@ -17,7 +17,7 @@ export function createEventStore(
   selection: EventStoreSelection,
   pool: Pool,
   log: Logger,
-  onBatch?: (events: number) => void,
+  onBatch?: OnBatch,
 ): EventStore {
   if (selection.eventStoreUrl) {
     return new EsdbEventStore(selection.eventStoreUrl, {

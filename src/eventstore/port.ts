@@ -2,6 +2,12 @@ import type { EventMetadata, EventType, TrackingEvent } from './events.js';
 
 export { eventTypes, type EventMetadata, type EventType } from './events.js';
 
+/** Called after each committed append batch: its number of events, and the accounts they are of. */
+export type OnBatch = (events: number, accountIds: readonly string[]) => void;
+
+/** The distinct accounts of events about to be (or just) stored. */
+export const accountsOf = (events: readonly { metadata: EventMetadata }[]): string[] => [...new Set(events.map((e) => e.metadata.accountId))];
+
 /** An event to append: one of the contract's events, where it goes, and its metadata. */
 export type NewEvent<E extends TrackingEvent = TrackingEvent> = E & {
   id: string;
@@ -64,6 +70,11 @@ export interface ReadAllResult {
   checkpoint: string | null;
   /** Bytes of the events' data as JSON text: what the page weighs, roughly, once parsed. */
   bytes: number;
+  /**
+   * false when a page with nothing new does not mean that nothing more is stored (a subscription
+   * still catching up): the reader must look again rather than wait to be told of new events.
+   */
+  atEnd?: boolean;
 }
 
 /**
@@ -97,13 +108,20 @@ export interface ReadFilter {
   accountId?: string;
 }
 
+/** A reader whose backlog is asked for: where it is, and what it reads. */
+export interface BacklogQuery {
+  checkpoint: string | null;
+  filter: ReadFilter;
+}
+
 /** The accounts with events in a stretch of the store, read in catch-up order (discovery). */
 export interface AccountsScan {
   /**
    * Each account met, once, with a checkpoint before its first event met (a reader of that account
-   * from there misses none of its events in the stretch), in the order first met.
+   * from there misses none of its events in the stretch) and the checkpoint just past its last
+   * event met (a reader there has read them all), in the order first met.
    */
-  accounts: { accountId: string; before: string | null }[];
+  accounts: { accountId: string; before: string | null; last: string }[];
   /** Past every event looked at; unchanged when nothing new was read. */
   checkpoint: string | null;
 }
@@ -135,8 +153,14 @@ export interface EventStore {
    */
   readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult>;
   backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog>;
-  /** The accounts of up to `limit` events after `checkpoint`, in catch-up order. */
-  scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan>;
+  /** The backlog of each of several readers (each with its own checkpoint and filter), in one go where the store allows. */
+  backlogs(readers: readonly BacklogQuery[]): Promise<Backlog[]>;
+  /**
+   * The accounts of up to `limit` events after `checkpoint`, in catch-up order. `withUnsettled`:
+   * also those of events a catch-up read does not return yet (committed after a transaction still
+   * running), as `backlog` counts them: what a reader has still to read, not where it may go.
+   */
+  scanAccounts(checkpoint: string | null, limit: number, options?: { withUnsettled?: boolean }): Promise<AccountsScan>;
   /** Orders two checkpoints of this store (null: the start): negative, zero or positive. */
   comparePositions(a: string | null, b: string | null): number;
   readStream(stream: string, fromPosition?: number, limit?: number): Promise<RecordedEvent[]>;

@@ -87,7 +87,7 @@ export const backlogAfter = `SELECT count(*) AS events, min(recorded_at) AS olde
  */
 export const accountsAfter = `SELECT account_id, transaction_id::text AS transaction_id, global_position FROM events
   WHERE (transaction_id, global_position) > ($1::xid8, $2::bigint)
-    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+    AND ($4 OR transaction_id < pg_snapshot_xmin(pg_current_snapshot()))
   ORDER BY events.transaction_id, events.global_position
   LIMIT $3`;
 

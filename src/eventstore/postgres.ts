@@ -2,7 +2,7 @@ import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
-import { defaultPageBytes, type AccountsScan, type AppendedEvent, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable } from './port.js';
+import { accountsOf, defaultPageBytes, type OnBatch, type AccountsScan, type AppendedEvent, type BacklogQuery, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable } from './port.js';
 import * as sql from './postgres-sql.js';
 import { StreamHeads } from './stream-heads.js';
 
@@ -13,8 +13,8 @@ export interface PostgresEventStoreOptions {
   maxConcurrentFlushes?: number;
   /** How many streams' heads this process remembers from its own appends (0: none, every head is looked up). */
   streamHeadsKept?: number;
-  /** Called with the number of events of each committed batch. */
-  onBatch?: (events: number) => void;
+  /** Called with the number of events of each committed batch, and their accounts. */
+  onBatch?: OnBatch;
 }
 
 interface AppendRow {
@@ -173,7 +173,7 @@ export class PostgresEventStore implements EventStore {
     const heads = this.heads;
     const knownHeads = heads && useHeads && !dedupe ? events.map((event) => heads.get(event.stream)) : undefined;
     const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe, units.flatMap((unit) => unit.datas), knownHeads));
-    this.options.onBatch?.(events.length);
+    this.options.onBatch?.(events.length, accountsOf(events));
     if (heads) {
       for (const row of rows) if (!row.out_duplicate) heads.record(row.out_stream_name, row.out_stream_position);
     }
@@ -227,18 +227,33 @@ export class PostgresEventStore implements EventStore {
     return { events: row?.events ?? 0, oldestRecordedAt: row?.oldest ? row.oldest.toISOString() : null };
   }
 
-  async scanAccounts(checkpoint: string | null, limit: number): Promise<AccountsScan> {
+  /** One indexed count per reader (an account's events are found through events_by_account). */
+  backlogs(readers: readonly BacklogQuery[]): Promise<Backlog[]> {
+    return Promise.all(readers.map((reader) => this.backlog(reader.checkpoint, reader.filter)));
+  }
+
+  async scanAccounts(checkpoint: string | null, limit: number, options: { withUnsettled?: boolean } = {}): Promise<AccountsScan> {
     const [transactionId, globalPosition] = decodeCheckpoint(checkpoint);
     const { rows } = await this.pool
-      .query<{ account_id: string | null; transaction_id: string; global_position: number }>(sql.accountsAfter, [transactionId, globalPosition, limit])
+      .query<{ account_id: string | null; transaction_id: string; global_position: number }>(sql.accountsAfter, [
+        transactionId,
+        globalPosition,
+        limit,
+        options.withUnsettled === true,
+      ])
       .catch(this.fail);
-    const accounts = new Map<string, string | null>();
+    const accounts = new Map<string, { accountId: string; before: string | null; last: string }>();
     let before = checkpoint;
     for (const row of rows) {
-      if (row.account_id !== null && !accounts.has(row.account_id)) accounts.set(row.account_id, before);
-      before = encodeCheckpoint(row.transaction_id, row.global_position);
+      const position = encodeCheckpoint(row.transaction_id, row.global_position);
+      if (row.account_id !== null) {
+        const met = accounts.get(row.account_id);
+        if (met) met.last = position;
+        else accounts.set(row.account_id, { accountId: row.account_id, before, last: position });
+      }
+      before = position;
     }
-    return { accounts: [...accounts].map(([accountId, first]) => ({ accountId, before: first })), checkpoint: before };
+    return { accounts: [...accounts.values()], checkpoint: before };
   }
 
   comparePositions(a: string | null, b: string | null): number {

@@ -220,7 +220,7 @@ export const projectionOperations: OperationDoc[] = takingAdminToken([
   projection(
     'rebuild',
     'Ask for a rebuild',
-    'The active worker empties the read models and replays the store; follow it in the status. While one is requested or running: 409.',
+    'A worker empties the read models and the workers replay the store, each the accounts of its parts; follow it in the status. While one is requested or running: 409.',
     { 202: jsonReply('Asked for: `rebuild.state` is `requested`.', schemaRef('RebuildRequested')) },
   ),
   {

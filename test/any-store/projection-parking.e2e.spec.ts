@@ -148,7 +148,7 @@ describe('events a projection cannot apply are parked (e2e)', function () {
           const waiting = async (): Promise<number[]> =>
             (
               await client.query<{ pid: number }>(
-                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'tracking-projection user-events %' AND wait_event_type = 'Lock'",
+                "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'tracking-projection %' AND wait_event_type = 'Lock'",
                 [app.database.name],
               )
             ).rows.map((r) => r.pid);

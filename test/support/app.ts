@@ -10,7 +10,7 @@ import { createServices, type Services } from '../../src/services.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { EsdbTestServer } from '../../testing/esdb-test-server.js';
 import { startProjectionWorker } from '../../projections/index.js';
-import { eventsBehind } from '../../projections/runner/status.js';
+import { accountBacklogs } from '../../projections/runner/status.js';
 
 export interface StartOptions {
   /** The database of another TestApp: two apps on one database behave like two processes. */
@@ -97,7 +97,7 @@ export class TestApp {
         pollMs: 20,
         batchSize: config.projectionBatchSize,
       });
-      services.appends.on('appended', () => started.worker.wake());
+      services.appends.on('appended', (accountIds) => started.worker.wake(accountIds));
       workers = started;
     }
     return new TestApp(`http://127.0.0.1:${port}`, services, pool, database, server, !shared?.database, workers);
@@ -128,9 +128,10 @@ export class TestApp {
   async projected(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const behind = await eventsBehind(this.pool, this.services.store);
+      const lags = await accountBacklogs(this.pool, this.services.store);
+      const behind = lags.reduce((sum, lag) => sum + lag.lagEvents, 0);
       if (behind === 0) return;
-      if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind after ${timeoutMs} ms`);
+      if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind after ${timeoutMs} ms: ${JSON.stringify(lags)}`);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }

@@ -79,6 +79,21 @@ export async function independentReplay(store: EventStore, batchSize: number): P
   const worker = new ProjectionWorker({ pool, store, log: silent, batchSize, projections, pollMs: 20 }).start();
   try {
     await eventually(async () => (await eventsBehind(pool, store)) === 0, 20_000, () => 'the independent replay did not catch up');
+    // Caught up means every event of the store applied once: said, should it ever not be so, with
+    // what the replay's registry and cursors held.
+    for (const projection of projections) {
+      const { rows } = await pool.query<{ applied: string }>(
+        'SELECT coalesce(sum(events_applied), 0)::text AS applied FROM projection_account_checkpoints WHERE projection = $1',
+        [projection.name],
+      );
+      const stored = await store.backlog(null, { types: projection.eventTypes });
+      if (Number(rows[0]?.applied ?? 0) !== stored.events) {
+        const registry = (await pool.query('SELECT * FROM projection_accounts')).rows;
+        const cursors = (await pool.query('SELECT * FROM projection_account_checkpoints')).rows;
+        const discovered = (await pool.query('SELECT * FROM projection_discovery')).rows;
+        throw new Error(`the independent replay applied ${rows[0]?.applied} events of ${projection.name}, of ${stored.events} stored: ${JSON.stringify({ registry, cursors, discovered })}`);
+      }
+    }
     return await snapshot(pool);
   } finally {
     await worker.stop();

@@ -6,6 +6,7 @@ import type { Pool } from '../../src/db/pool.js';
 import { projectRoot } from '../../src/paths.js';
 import { sessionName } from '../../projections/runner/checkpoints-sql.js';
 import { within } from './eventually.js';
+import type { IsolatedHost } from './netns.js';
 
 /** Projection worker processes (`npm run worker`) started by a spec, and their faults: kills and pauses. */
 // ---------------------------------------------------------------------------------------------
@@ -27,11 +28,25 @@ export interface WorkerProcess {
 
 const started: WorkerProcess[] = [];
 
-export function startWorker(databaseUrl: string, env: Record<string, string> = {}): WorkerProcess {
-  const child = spawn(existsSync(projectNode) ? projectNode : process.execPath, [workerScript], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', PROJECTION_POLL_MS: '20', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export interface StartWorkerOptions {
+  /**
+   * Runs the worker inside this isolated network host (test/support/netns.ts), so that a spec can
+   * cut it off; `databaseUrl` is then one its `urlInside()` gave.
+   */
+  inside?: IsolatedHost;
+}
+
+export function startWorker(databaseUrl: string, env: Record<string, string> = {}, options: StartWorkerOptions = {}): WorkerProcess {
+  const command = existsSync(projectNode) ? projectNode : process.execPath;
+  const childEnv = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', PROJECTION_POLL_MS: '20', ...env };
+  let child: ChildProcess;
+  if (options.inside) {
+    const inside = options.inside.spawnInside(command, [workerScript], { env: childEnv });
+    inside.stdin.end();
+    child = inside;
+  } else {
+    child = spawn(command, [workerScript], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4_000);
