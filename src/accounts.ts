@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Pool } from './db/pool.js';
 import { inTransaction } from './db/transaction.js';
-import { insertAccount, selectAccounts, selectByLicense } from './accounts-sql.js';
+import { insertAccount, selectAccounts, selectByLicense, selectByLicenseOrId } from './accounts-sql.js';
 import { insertNewToken } from './access-tokens.js';
 
 export { hashToken, tokenMatches } from './token-hash.js';
@@ -39,9 +39,9 @@ export async function listAccounts(pool: Pool): Promise<ListedAccount[]> {
 
 export { rotateToken } from './access-tokens.js';
 
-/** The account of a license code, or null. */
-export async function findAccount(pool: Pool, licenseCode: string): Promise<Account | null> {
-  const { rows } = await pool.query<{ id: string; name: string; license_code: string }>(selectByLicense, [licenseCode]);
+/** The account of a license code (or, with `orId`, of an account id too), or null. */
+export async function findAccount(pool: Pool, licenseCode: string, { orId = false } = {}): Promise<Account | null> {
+  const { rows } = await pool.query<{ id: string; name: string; license_code: string }>(orId ? selectByLicenseOrId : selectByLicense, [licenseCode]);
   const row = rows[0];
   return row ? { id: row.id, name: row.name, licenseCode: row.license_code } : null;
 }

@@ -68,7 +68,7 @@ describe('dashboard overview and warnings (e2e)', () => {
       expect(legend).to.include('events accepted').and.include('events rejected').and.include('users accepted');
       expect(await page.getByRole('img', { name: /Last hour, per minute: chart/ }).count()).to.equal(1);
       await app.projected();
-      await page.locator('p.lag').filter({ hasText: /^Projections: (caught up|.+ behind)/ }).waitFor();
+      await page.locator('p.lag').filter({ hasText: /^Read models: caught up/ }).waitFor(refreshed);
       await screenshot(page, 'overview-1280');
 
       await page.setViewportSize({ width: 400, height: 800 });

@@ -88,6 +88,7 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     // No projection worker runs here: the stored events wait.
     expect(overview.projections.caughtUp).to.equal(false);
     expect(overview.projections.lagSeconds).to.be.above(0);
+    expect(overview.projections.lagEvents).to.be.above(0);
   });
 
   it('remembers invalid items, failing bulk elements, 413 and 429 by reason, with the message the client got and an excerpt', async () => {

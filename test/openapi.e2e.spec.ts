@@ -144,6 +144,19 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
       expect((await check('POST', '/admin/v1/projections/leads/retry')).status).to.equal(409);
       await check('POST', '/admin/v1/projections/all/rebuild');
       await check('GET', '/admin/v1/projections');
+
+      const owner = await idle.account();
+      const rebuildOf = (license: string, body?: unknown, authorization = admin) =>
+        idle.request('POST', `/admin/v1/accounts/${license}/projections/rebuild`, body, { authorization }).then((reply) => replies.check('POST', `/admin/v1/accounts/${license}/projections/rebuild`, reply));
+      const statuses = [
+        await rebuildOf(owner.licenseCode),
+        await rebuildOf(owner.licenseCode, { projection: 'leads' }),
+        await rebuildOf(owner.licenseCode, { projection: 'all' }),
+        await rebuildOf(owner.licenseCode, { projections: ['leads'] }),
+        await rebuildOf('nosuchlicense'),
+        await rebuildOf(owner.licenseCode, undefined, `Bearer ${owner.accessToken}`),
+      ].map((reply) => reply.status);
+      expect(statuses).to.deep.equal([202, 202, 404, 400, 404, 403]);
     } finally {
       await idle.stop();
     }

@@ -371,6 +371,9 @@ export interface ProjectionsStatus {
 export const listProjections = () => call<ProjectionsStatus>('GET', '/admin/v1/projections');
 export const rebuildProjection = (name: string) =>
   call<{ projection: string; rebuild: RebuildStatus | null }>('POST', `/admin/v1/projections/${segment(name)}/rebuild`);
+/** One account's read models emptied and replayed by the workers; every projection without `projection`. */
+export const rebuildAccount = (license: string, projection?: string) =>
+  call<{ accountId: string; projections: string[] }>('POST', `${accountPath(license)}/projections/rebuild`, projection ? { projection } : {});
 export const retryParked = (name: string) =>
   call<{ projection: string; retried: number; applied: number; stillParked: number }>('POST', `/admin/v1/projections/${segment(name)}/retry`);
 

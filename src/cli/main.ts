@@ -8,9 +8,11 @@ import { projectionsCommand } from './projections.js';
 
 const usage = `usage: tracking <command> [--json]
 
-  projections status              per projection applied, lag and accounts behind; parts, workers, accounts furthest behind
+  projections status              per projection: events applied, lag, parked events, rebuild; the
+                                  workers, the parts they hold, and the accounts furthest behind
   projections rebuild <name|all> [--account <license|id>]
-                                  empty a projection's read models and replay every stored event (of one account)
+                                  empty a projection's read models and replay every stored event;
+                                  with --account, only that account's (the others go on)
   projections retry <name|all>    apply the events a projection parked again; those that apply are unparked
   audit <trackID>                 the stored events of a trackID, and their stream up to them
   accounts create <name>          a new account; prints its license code and access token
@@ -27,21 +29,32 @@ Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm 
 With no database in DATA_DIR, accounts create makes a new empty one; the other commands refuse.
 import talks to a running service over HTTP instead (tracking import --help for its options).`;
 
+/** The arguments; an unknown option or one without its value is a usage error (exit 2). */
+function parsedArgs() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+        label: { type: 'string' },
+        scope: { type: 'string' },
+        url: { type: 'string' },
+        license: { type: 'string' },
+        token: { type: 'string' },
+        format: { type: 'string' },
+        account: { type: 'string' },
+      },
+    });
+  } catch (error) {
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) throw new CliError(`${error.message}\n\n${usage}`, 2);
+    throw error;
+  }
+}
+
 /** Runs the command; resolves with the exit code. */
 async function main(): Promise<number> {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-      label: { type: 'string' },
-      scope: { type: 'string' },
-      url: { type: 'string' },
-      license: { type: 'string' },
-      token: { type: 'string' },
-      format: { type: 'string' },
-    },
-  });
+  const { positionals, values } = parsedArgs();
   const [command, ...args] = positionals;
   const json = values.json === true;
   if (command === 'import') {
@@ -56,7 +69,7 @@ async function main(): Promise<number> {
     console.log(usage);
     return 0;
   }
-  if (command === 'projections') await projectionsCommand(args, json);
+  if (command === 'projections') await projectionsCommand(args, { json, account: values.account });
   else if (command === 'audit') await auditCommand(args, json);
   else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope });
   else throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);

@@ -74,10 +74,11 @@ export function createApp(services: Services, options: AppOptions = {}): Express
   app.use('/v1/accounts/:license', ingestRoutes(services));
   app.use('/admin/v1', checkQuery);
   app.use('/admin/v1', sessionRoutes(services));
+  // Before the account routes: operator credentials only, also for the rebuild of one account.
+  app.use('/admin/v1', projectionRoutes(services));
   app.use('/admin/v1/accounts/:license', tokenRoutes(services));
   app.use('/admin/v1/accounts/:license', readRoutes(services));
   app.use('/admin/v1', adminRoutes(services));
-  app.use('/admin/v1', projectionRoutes(services));
   app.use(dashboardRoutes());
   // Once every route is defined: each path parameter is checked before its route runs.
   checkPathParams(app.router);

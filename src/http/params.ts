@@ -85,3 +85,17 @@ function checkBody(req: Request, _res: Response, next: NextFunction): void {
 
 /** A JSON body (src/http/body.ts) of the read and operator API, its strings checked as above. */
 export const checkedJsonBody = (limit: number): RequestHandler[] => [...jsonBody(limit), checkBody];
+
+/** Whether the request carries a body: a length above 0, or chunks. */
+const hasBody = (req: Request): boolean => req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? '0') > 0;
+
+/**
+ * A JSON body the call may go without: none (no length, or 0) reads as `{}`, with no Content-Type
+ * needed; one sent is checked as `checkedJsonBody` checks it.
+ */
+export const optionalJsonBody = (limit: number): RequestHandler[] =>
+  checkedJsonBody(limit).map((handler): RequestHandler => (req, res, next) => {
+    if (hasBody(req)) return handler(req, res, next);
+    req.body = {};
+    next();
+  });

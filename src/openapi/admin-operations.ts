@@ -223,6 +223,26 @@ export const projectionOperations: OperationDoc[] = takingAdminToken([
     'A worker empties the read models and the workers replay the store, each the accounts of its parts; follow it in the status. While one is requested or running: 409.',
     { 202: jsonReply('Asked for: `rebuild.state` is `requested`.', schemaRef('RebuildRequested')) },
   ),
+  {
+    method: 'post',
+    path: `${accounts}/projections/rebuild`,
+    operationId: 'rebuild-account',
+    tag: 'Projections',
+    summary: "Rebuild one account's read models",
+    description:
+      "The account's rows, cursors and parked events of the projections named go in one transaction, and the workers replay its events while every other account's read models go on; " +
+      'answers at once. The account is caught up again when its overview says so (`projections.caughtUp`). Asking again replays it again. ' +
+      'Operator credentials only (an access token or session of the account itself: 403). An unknown license code or projection: 404.',
+    access: 'operator',
+    usesStore: true,
+    body: {
+      schema: schemaRef('AccountRebuild'),
+      description: 'Optional JSON of at most 4 KB: without a body, or without `projection`, every projection.',
+      optional: true,
+      examples: { all: { summary: 'Every projection', value: {} }, leads: { summary: 'The leads only', value: { projection: 'leads' } } },
+    },
+    responses: { 202: jsonReply('Asked for: the read models named are emptied for the account, and its replay begins.', schemaRef('AccountRebuildRequested')), 404: responseRef('NotFound') },
+  },
   projection('retry', 'Apply parked events again', 'Those that apply are unparked. While a rebuild is requested or running: 409.', {
     200: jsonReply('What the retry did.', schemaRef('RetryResult')),
   }),

@@ -99,7 +99,7 @@ function operationObject(operation: OperationDoc): JsonObject {
   if (operation.body) {
     const media: JsonObject = { schema: operation.body.schema };
     if (operation.body.examples) media.examples = operation.body.examples;
-    object.requestBody = { required: true, description: operation.body.description, content: { 'application/json': media } };
+    object.requestBody = { required: operation.body.optional !== true, description: operation.body.description, content: { 'application/json': media } };
   }
   return object;
 }

@@ -33,8 +33,8 @@ export interface OperationDoc {
   usesStore: boolean;
   /** Query and header parameters (path parameters come from the path). */
   parameters?: JsonObject[];
-  /** A JSON request body: its schema, examples and what the limit is. */
-  body?: { schema: JsonObject; description: string; examples?: Record<string, Example> };
+  /** A JSON request body: its schema, examples and what the limit is; `optional` when the call may go without one. */
+  body?: { schema: JsonObject; description: string; examples?: Record<string, Example>; optional?: boolean };
   /** Replies by status: the success ones and the errors particular to the operation. */
   responses: Record<string, JsonObject>;
 }

@@ -273,5 +273,14 @@ export const readSchemas: Record<string, JsonObject> = {
     },
   }),
   RebuildRequested: closedObject({ projection: text, rebuild: schemaRef('RebuildStatus') }),
+  AccountRebuild: {
+    type: 'object',
+    properties: { projection: { enum: projections.map((p) => p.name), description: 'The projection to rebuild for the account; left out, every one.' } },
+    additionalProperties: false,
+  },
+  AccountRebuildRequested: closedObject({
+    accountId: { type: 'string', format: 'uuid', description: 'The account, as `accountsBehind` of the status names it.' },
+    projections: { type: 'array', minItems: 1, items: { enum: projections.map((p) => p.name) }, description: 'Those rebuilt for it.' },
+  }),
   RetryResult: closedObject({ projection: text, retried: count, applied: count, stillParked: count }),
 };

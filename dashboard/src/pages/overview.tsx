@@ -19,7 +19,7 @@ const colors: Record<IngestEndpoint, string> = {
   'productsevents/bulk': '#5e4129',
 };
 
-/** The account's traffic per minute (last hour) and per hour (7 days), and how far behind the projections are. */
+/** The account's traffic per minute (last hour) and per hour (7 days), and how far behind its own read models are. */
 export function OverviewPage({ license }: PageProps) {
   const [data, setData] = useState<{ overview: Overview; at: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -49,10 +49,7 @@ export function OverviewPage({ license }: PageProps) {
       {data ? (
         <>
           <p class="lag">
-            Projections:{' '}
-            <strong>
-              {data.overview.projections.caughtUp ? 'caught up' : `${formatSeconds(data.overview.projections.lagSeconds)} behind`}
-            </strong>
+            Read models: <strong>{lagText(data.overview.projections)}</strong>
             <span class="hint"> · updated {formatTime(new Date(data.at).toISOString())}, every 10 seconds</span>
           </p>
           <Traffic title="Last hour, per minute" buckets={data.overview.perMinute} stepSeconds={60} steps={60} at={data.at} />
@@ -61,6 +58,12 @@ export function OverviewPage({ license }: PageProps) {
       ) : null}
     </section>
   );
+}
+
+/** This account's own lag: "caught up", or "12 s behind (340 events)". */
+function lagText({ caughtUp, lagSeconds, lagEvents }: Overview['projections']): string {
+  if (caughtUp) return 'caught up';
+  return `${formatSeconds(lagSeconds)} behind (${formatCount(lagEvents)} ${lagEvents === 1 ? 'event' : 'events'})`;
 }
 
 interface TrafficProps {

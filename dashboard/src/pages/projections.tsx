@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
-import { listProjections, rebuildProjection, retryParked, type ProjectionStatus, type RebuildStatus } from '../api';
+import { listProjections, rebuildProjection, retryParked, type ProjectionStatus, type ProjectionsStatus, type RebuildStatus } from '../api';
 import { ErrorText, PageHeading } from '../components';
 import { formatCount, formatSeconds, formatTime } from '../components/format';
 import { usePolling } from '../components/polling';
 import { useAction } from '../components/use-action';
+import { AccountRebuildForm } from './account-rebuild';
 import type { PageProps } from './page';
+import { AccountsBehindTable, PartsTable, WorkersTable } from './projection-workers';
 
 /** The status is read every second while a rebuild is under way, else every 10 seconds. */
 const fastMs = 1_000;
@@ -12,18 +14,22 @@ const slowMs = 10_000;
 
 const underWay = (rebuild: RebuildStatus | null): boolean => rebuild?.state === 'requested' || rebuild?.state === 'running';
 
-/** Operators: every projection's checkpoint, lag, workers and parked events, with rebuild and retry. */
-export function ProjectionsPage(_props: PageProps) {
-  const [statuses, setStatuses] = useState<ProjectionStatus[] | null>(null);
+/**
+ * Operators: every projection's events applied, lag and parked events, with rebuild and retry; the
+ * workers, the parts they hold and the accounts furthest behind; the rebuild of one account.
+ */
+export function ProjectionsPage({ license }: PageProps) {
+  const [whole, setWhole] = useState<ProjectionsStatus | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [refreshes, setRefreshes] = useState(0);
+  const statuses = whole?.projections ?? null;
 
   usePolling(
     async (wanted) => {
       try {
         const reply = await listProjections();
         if (!wanted()) return;
-        setStatuses(reply.projections);
+        setWhole(reply);
         setError(null);
       } catch (failure) {
         if (wanted()) setError(failure);
@@ -39,11 +45,11 @@ export function ProjectionsPage(_props: PageProps) {
     <section aria-labelledby="page-heading">
       <PageHeading>Projections</PageHeading>
       <ErrorText error={error} />
-      {!statuses && !error ? <p>Loading…</p> : null}
-      {statuses ? (
+      {!whole && !error ? <p>Loading…</p> : null}
+      {whole && statuses ? (
         <>
-          <div class="table-box" tabIndex={0} role="region" aria-label="Projections">
-            <table class="projections stack">
+          <div class="table-box" tabIndex={0} role="region" aria-label="Projections table">
+            <table class="projections stack" aria-label="Projections">
               <thead>
                 <tr>
                   <th scope="col">Projection</th>
@@ -74,6 +80,10 @@ export function ProjectionsPage(_props: PageProps) {
               </tbody>
             </table>
           </div>
+          <AccountsBehindTable accounts={whole.accountsBehind} />
+          <WorkersTable workers={whole.workers} />
+          <PartsTable parts={whole.parts} />
+          <AccountRebuildForm license={license} names={statuses.map((status) => status.projection)} onDone={refresh} />
           {statuses.map((status) => (
             <ProjectionActions key={status.projection} status={status} onChanged={refresh} />
           ))}
