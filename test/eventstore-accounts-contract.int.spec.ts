@@ -105,16 +105,19 @@ function contract(kind: StoreKind): void {
 
     it('backlogs of several readers at once: each what its own backlog is', async () => {
       const ofA = await store.readAll(start, 2, { accountId: a });
+      // A reader at the start of the store, and the last one further on: the one read must start at the start.
       const readers = [
-        { checkpoint: start, filter: { accountId: a } },
+        { checkpoint: null, filter: { accountId: a } },
+        { checkpoint: ofA.checkpoint, filter: { accountId: b } },
         { checkpoint: start, filter: { accountId: b } },
         { checkpoint: ofA.checkpoint, filter: { accountId: a } },
         { checkpoint: start, filter: { accountId: a, types: ['EventTracked' as const] } },
         { checkpoint: start, filter: { accountId: randomUUID() } },
+        { checkpoint: ofA.checkpoint, filter: { accountId: a } },
       ];
       const together = await store.backlogs(readers);
       const alone = await Promise.all(readers.map((r) => store.backlog(r.checkpoint, r.filter)));
-      expect(together.map((b) => b.events)).to.deep.equal([4, 2, 2, 2, 0]);
+      expect(together.map((b) => b.events)).to.deep.equal([4, 1, 2, 2, 2, 0, 2]);
       expect(together.map((b) => b.events)).to.deep.equal(alone.map((b) => b.events));
       expect(together.map((b) => b.oldestRecordedAt)).to.deep.equal(alone.map((b) => b.oldestRecordedAt));
     });

@@ -213,7 +213,8 @@ export class EsdbEventStore implements EventStore {
     const from = readers.map((r) => (r.checkpoint === null ? null : decodePosition(r.checkpoint)));
     const prefixes = readers.map((r) => (r.filter.accountId === undefined ? null : accountStreamPrefixes(r.filter.accountId)));
     const types = readers.map((r) => r.filter.types ?? eventTypes);
-    const start = readers.reduce<string | null>((min, r) => (min === null || r.checkpoint === null || this.comparePositions(r.checkpoint, min) < 0 ? r.checkpoint : min), readers[0]?.checkpoint ?? null);
+    // The earliest checkpoint; a reader at the start (null) makes it the start.
+    const start = readers.reduce<string | null>((min, r) => (min === null || r.checkpoint === null ? null : this.comparePositions(r.checkpoint, min) < 0 ? r.checkpoint : min), readers[0]?.checkpoint ?? null);
     const client = this.clients.current;
     let scanned = 0;
     try {
