@@ -155,10 +155,16 @@ describe('dashboard layout and sign-in (e2e)', () => {
     try {
       await signInAsAccount(page, app.baseUrl, first);
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
-      const reached: string[] = [];
-      for (let i = 0; i < 8; i++) {
+      // The page puts the focus on its heading once shown. Where a Tab goes from there depends on
+      // what the page holds yet (while it loads, nothing after the heading: the focus wraps to the
+      // top), so the walk starts at the top of the page, from the first element, once that is done.
+      await page.waitForFunction("document.activeElement?.id === 'page-heading'");
+      await page.locator('a.skip').focus();
+      const active = async (): Promise<string> => String(await page.evaluate('document.activeElement.textContent')).trim();
+      const reached: string[] = [await active()];
+      for (let i = 0; i < 7; i++) {
         await page.keyboard.press('Tab');
-        reached.push(String(await page.evaluate('document.activeElement.textContent')).trim());
+        reached.push(await active());
       }
       expect(reached).to.deep.equal([
         'Skip to content',
