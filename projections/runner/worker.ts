@@ -149,14 +149,8 @@ export class ProjectionWorker {
   wake(accountIds: readonly string[] = []): void {
     this.woken = true;
     this.wakeLoop?.();
-    let marked = false;
-    for (const accountId of accountIds) {
-      // An account not registered yet is left to discovery, which finds where its events start.
-      if (!this.discovery.knows(accountId) || !this.claims.claimOn(partOf(accountId))) continue;
-      this.scheduler.mark(accountId);
-      marked = true;
-    }
-    if (marked) this.wakeAll();
+    // An account not registered yet is left to discovery, which finds where its events start.
+    this.markHeld(accountIds.filter((accountId) => this.discovery.knows(accountId)));
   }
 
   /** Finishes the batches in hand, gives up its parts and stops. */
@@ -177,10 +171,17 @@ export class ProjectionWorker {
   private readonly seenUpTo = new Map<string, string>();
 
   private markAccounts(found: readonly { accountId: string; last: string }[]): void {
-    let marked = false;
     for (const { accountId, last } of found) {
       const seen = this.seenUpTo.get(accountId);
       if (seen === undefined || this.options.store.comparePositions(last, seen) > 0) this.seenUpTo.set(accountId, last);
+    }
+    this.markHeld(found.map((f) => f.accountId));
+  }
+
+  /** Marks the accounts of the parts this worker holds as having new events, and wakes the lanes. */
+  private markHeld(accountIds: readonly string[]): void {
+    let marked = false;
+    for (const accountId of accountIds) {
       if (!this.claims.claimOn(partOf(accountId))) continue;
       this.scheduler.mark(accountId);
       marked = true;
