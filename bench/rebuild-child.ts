@@ -27,7 +27,7 @@ const send = (message: RebuildMessage): void => void process.send?.(message);
 
 const config = loadConfig();
 const log = createLogger('warn');
-const runnerPool = createPool(url, defaultLanes + 3, Math.max(config.queryTimeoutMs, 60_000));
+const runnerPool = createPool(url, defaultLanes + 5, Math.max(config.queryTimeoutMs, 60_000));
 const storePool = createPool(url, 4, config.queryTimeoutMs);
 const store = new PostgresEventStore(storePool);
 send({ type: 'started' });

@@ -19,7 +19,10 @@ export function projectionNamed(name: string): Projection | undefined {
   return projections.find((p) => p.name === name);
 }
 
-/** The projection worker of a process, on a pool of its own (one connection per lane, and a few more). */
+/**
+ * The projection worker of a process, on a pool of its own: one connection per lane, and one each
+ * for the heartbeat, discovery, the lag report and the index builds that end a rebuild.
+ */
 export function startProjectionWorker(
   options: Omit<WorkerOptions, 'pool' | 'projections'> & { databaseUrl: ServerAddress; queryTimeoutMs: number; projections?: readonly Projection[] },
 ): {
@@ -29,7 +32,7 @@ export function startProjectionWorker(
   const { databaseUrl, queryTimeoutMs, ...workerOptions } = options;
   const lanes = workerOptions.lanes ?? defaultLanes;
   // A rebuild's batches are larger than requests' queries: more time before one is given up.
-  const pool = createPool(databaseUrl, lanes + 3, Math.max(queryTimeoutMs, 60_000));
+  const pool = createPool(databaseUrl, lanes + 4, Math.max(queryTimeoutMs, 60_000));
   const worker = new ProjectionWorker({ projections, ...workerOptions, lanes, pool }).start();
   return {
     worker,

@@ -143,6 +143,15 @@ describe('account discovery (int)', function () {
     expect(discovery.accountsIn(new Set([partOf(accounts[5] as string)]))).to.include(accounts[5]);
   });
 
+  it('is caught up after a poll that read every event stored, even one that found new events (steady traffic)', async () => {
+    const discovery = new AccountDiscovery(pool, store, () => undefined);
+    await discovery.load();
+    expect(await discovery.poll(), 'the first poll finds events').to.equal(true);
+    expect(discovery.caughtUp, 'and read them all').to.equal(true);
+    expect(await discovery.poll(), 'nothing new').to.equal(false);
+    expect(discovery.caughtUp).to.equal(true);
+  });
+
   it('the shared record only moves forward: a discovery behind another does not move it back', async () => {
     // A process that reads the store 3 events at a time, and loaded the record before the other moved it.
     const slowSource: DiscoverySource = {
@@ -162,6 +171,7 @@ describe('account discovery (int)', function () {
 
     // The slow one reads 3 events (in transaction 91 or so, the record is past 100) and stores its cursor: the record stays.
     expect(await slow.poll()).to.equal(true);
+    expect(slow.caughtUp, 'a poll cut by its limit: not caught up').to.equal(false);
     expect(await record(), 'the shared record after a discovery behind it stored its cursor').to.equal(end);
     // What the slow one registered does not replace the first checkpoints registered before.
     const { rows } = await pool.query<{ account_id: string; first_checkpoint: string | null }>('SELECT account_id, first_checkpoint FROM projection_accounts');

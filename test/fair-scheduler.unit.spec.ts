@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { partOf } from '../projections/runner/parts.js';
-import { FairScheduler, type Job } from '../projections/runner/scheduler.js';
+import { FairScheduler, sharedWindowMs, type Job } from '../projections/runner/scheduler.js';
 
 /**
  * The fair scheduler of a projection worker: which (projection, account) a free lane applies next.
@@ -59,7 +59,8 @@ describe('fair scheduler (unit)', () => {
   });
 
   it('with 4 lanes, an account with 1,000 marks never holds all 4, and an account marked later gets the next free lane', () => {
-    const scheduler = new FairScheduler(['p1', 'p2', 'p3', 'p4', 'p5', 'p6'], 4);
+    let now = 0;
+    const scheduler = new FairScheduler(['p1', 'p2', 'p3', 'p4', 'p5', 'p6'], 4, () => now);
     /** What each of the 4 lanes is applying (null: free), as a worker's lanes take and finish jobs. */
     const lanes: (Job | null)[] = [null, null, null, null];
     const fill = (): void => {
@@ -77,17 +78,42 @@ describe('fair scheduler (unit)', () => {
     fill();
     expect(key(lanes[3] ?? null)).to.equal('p1/small');
 
-    // Lanes end their batches in turn, each with more to apply: the big account never holds all 4,
-    // and the small one, with fewer in flight, is never left without a lane.
+    // Lanes end their batches in turn, each with more to apply: beside the small account, the big
+    // one keeps to one lane once its batches in flight end, and the small one is never without one.
     for (let round = 0; round < 200; round += 1) {
+      now += 10;
       const lane = round % 4;
-      scheduler.finish(lanes[lane] as Job, 'more');
+      if (lanes[lane]) scheduler.finish(lanes[lane], 'more');
       lanes[lane] = null;
       fill();
-      expect(held('big'), `lanes of the big account, round ${round}`).to.be.within(1, 3);
-      expect(held('small'), `lanes of the small account, round ${round}`).to.be.at.least(1);
-      expect(lanes.every((job) => job !== null), `every lane busy, round ${round}`).to.equal(true);
+      expect(held('big'), `lanes of the big account, round ${round}`).to.be.within(1, round < 4 ? 3 : 1);
+      expect(held('small'), `lanes of the small account, round ${round}`).to.equal(1);
     }
+
+    // The small account has new events once more, then catches up; once it has had no work for
+    // sharedWindowMs, the big one takes all lanes but one again.
+    scheduler.mark('small');
+    for (let i = 0; i < lanes.length; i += 1) {
+      if (lanes[i]?.accountId === 'small') {
+        scheduler.finish(lanes[i] as Job, 'caught-up');
+        lanes[i] = null;
+      }
+    }
+    for (let left = scheduler.take((id) => id === 'small'); left; left = scheduler.take((id) => id === 'small')) scheduler.finish(left, 'caught-up');
+    fill();
+    expect(held('big'), 'within the window').to.equal(1);
+    now += sharedWindowMs + 1;
+    fill();
+    expect(held('big'), 'after the window').to.equal(3);
+  });
+
+  it('shares the lanes but one among the accounts with work: 8 lanes, 3 accounts with backlogs hold 2 each', () => {
+    const scheduler = new FairScheduler(['p1', 'p2', 'p3', 'p4'], 8);
+    for (const id of ['a', 'b', 'c']) scheduler.mark(id);
+    const jobs = takeAll(scheduler);
+    for (const id of ['a', 'b', 'c']) expect(jobs.filter((j) => j.accountId === id), id).to.have.length(2);
+    scheduler.mark('d');
+    expect(key(scheduler.take()), 'a fourth account still finds the lanes left').to.equal('p1/d');
   });
 
   it('gives a freed lane to the account with the fewest jobs in flight', () => {
@@ -166,7 +192,8 @@ describe('fair scheduler (unit)', () => {
     const running = scheduler.take() as Job; // products/a
     expect(key(running)).to.equal('products/a');
     scheduler.drop('a'); // its part was lost
-    expect(takeAll(scheduler).map(key), 'only the other account is left').to.deep.equal(['products/b', 'leads/b']);
+    const bJobs = takeAll(scheduler);
+    expect(bJobs.map(key), 'only the other account is left').to.deep.equal(['products/b', 'leads/b']);
     expect(scheduler.waiting).to.equal(0);
     expect(scheduler.inFlightFor(['a'])).to.equal(1);
 
@@ -176,7 +203,9 @@ describe('fair scheduler (unit)', () => {
     expect(scheduler.take(), 'a job of a dropped account').to.equal(null);
     expect(scheduler.behind().map((b) => b.accountId), 'accounts behind after the drop').to.deep.equal(['b']);
 
-    // The part comes back an hour later: the account is behind since it is marked again, not since before the drop.
+    // The part comes back an hour later, the other account caught up meanwhile: the account is
+    // behind since it is marked again, not since before the drop.
+    for (const job of bJobs) scheduler.finish(job, 'caught-up');
     now += 3_600_000;
     scheduler.mark('a');
     expect(scheduler.behind().find((b) => b.accountId === 'a')?.since).to.equal(now);
@@ -210,10 +239,13 @@ describe('fair scheduler (unit)', () => {
       { accountId: 'b', since: 6_000, projections: ['leads'] },
     ]);
     // In flight still counts as behind.
-    const jobs = takeAll(scheduler);
+    let jobs = takeAll(scheduler);
     expect(scheduler.behind().map((b) => b.accountId)).to.deep.equal(['a', 'b']);
     // Caught up: no longer behind; marked again later: behind since then.
-    for (const job of jobs) scheduler.finish(job, 'caught-up');
+    while (jobs.length) {
+      for (const job of jobs) scheduler.finish(job, 'caught-up');
+      jobs = takeAll(scheduler);
+    }
     expect(scheduler.behind()).to.deep.equal([]);
     now = 9_000;
     scheduler.mark('a');

@@ -62,13 +62,11 @@ async function commitBatch(
 ): Promise<BatchOutcome> {
   const { client, projection, cursor, page } = batch;
   const { accountId } = cursor;
-  await client.query('BEGIN');
+  // The rows and the cursor commit together, so a batch lost in a database crash is lost whole
+  // and applied again from the older cursor: no need to wait for the WAL flush. It never appends
+  // events: catch-up reads of every account need not wait for it. One round trip for the three.
+  await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${neverAppends}`);
   try {
-    // The rows and the cursor commit together, so a batch lost in a database crash is lost whole
-    // and applied again from the older cursor: no need to wait for the WAL flush.
-    await client.query('SET LOCAL synchronous_commit = off');
-    // It never appends events: catch-up reads of every account need not wait for it.
-    await client.query(neverAppends);
     const events = await eventsToApply(client, projection, batch.mayRepeatEventIds, page.events, accountId);
     const { rowCount } = await client.query(accountsSql.advanceCursor, [projection.name, accountId, cursor.checkpoint, page.checkpoint, events.length]);
     if (!rowCount) {

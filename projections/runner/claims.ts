@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { Pool } from '../../src/db/pool.js';
 import type { Logger } from '../../src/logger.js';
 import * as sql from './claims-sql.js';
@@ -63,8 +64,13 @@ export class PartClaims {
     this.options.onLost([claim.part]);
   }
 
-  async tick(): Promise<void> {
-    const { pool, workerId, name, leaseMs } = this.options;
+  /**
+   * Heartbeat, renewals and claims, on `db`: the heartbeat's own connection, so that lanes, an index
+   * build or a lag report holding the pool's connections never delay a renewal past the lease.
+   */
+  async tick(db: pg.ClientBase | Pool = this.options.pool): Promise<void> {
+    const { workerId, name, leaseMs } = this.options;
+    const pool = db;
     const started = performance.now();
     await pool.query(sql.heartbeat, [workerId, name, leaseMs]);
     const mine = [...this.held];

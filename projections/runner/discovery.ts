@@ -50,9 +50,20 @@ export class AccountDiscovery {
     return [...this.known].filter(([, part]) => parts.has(part)).map(([accountId]) => accountId);
   }
 
+  /**
+   * Whether the last poll looked at every event stored then: nothing new, or all of it. Under
+   * steady traffic a poll always finds something new, and still reaches the end.
+   */
+  get caughtUp(): boolean {
+    return this.caughtUpNow;
+  }
+
+  private caughtUpNow = false;
+
   /** Reads on; true when there is more to read at once. */
   async poll(): Promise<boolean> {
     const scan = await this.store.scanAccounts(this.cursor, scanLimit);
+    this.caughtUpNow = scan.checkpoint === this.cursor || scan.atEnd === true;
     if (scan.checkpoint === this.cursor) return false;
     const fresh = scan.accounts.filter((a) => !this.known.has(a.accountId));
     if (fresh.length) {

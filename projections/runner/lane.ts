@@ -67,15 +67,11 @@ export class Lane {
       // Nothing read, but the store cannot tell yet that nothing is there (a subscription still
       // catching up), or events of the account were found that this read does not return yet (one
       // subscription of EventStoreDB may be told of an event after another): look again.
-      const seen = this.options.seenUpTo(job.accountId);
-      if (page.atEnd === false || (seen !== undefined && this.options.comparePositions(cursor.checkpoint, seen) < 0)) {
+      if (page.atEnd === false || this.foundPast(job.accountId, cursor.checkpoint)) {
         await new Promise((resolve) => setTimeout(resolve, notYetReadableMs));
         return 'more';
       }
-      if (!cursor.caughtUp) {
-        await client.query(accountsSql.markCaughtUp, [projection.name, job.accountId]);
-        cursor.caughtUp = true;
-      }
+      await this.caughtUp(client, projection.name, job.accountId, cursor);
       this.failures.recovered();
       return 'caught-up';
     }
@@ -101,7 +97,25 @@ export class Lane {
       // Counted again in full with the lag, every 2 s (a retry elsewhere may unpark some).
       this.options.metrics?.projectionParked.inc({ projection: projection.name }, outcome.parked);
     }
+    // The page held every event readable when it was read: caught up as of then, without a read
+    // that finds nothing (under steady traffic that read may never come, and a rebuild never end).
+    if (page.atEnd === true && !this.foundPast(job.accountId, cursor.checkpoint)) {
+      await this.caughtUp(client, projection.name, job.accountId, cursor);
+      return 'caught-up';
+    }
     return 'more';
+  }
+
+  /** Whether discovery found events of the account past `checkpoint` (readable or not yet). */
+  private foundPast(accountId: string, checkpoint: string | null): boolean {
+    const seen = this.options.seenUpTo(accountId);
+    return seen !== undefined && this.options.comparePositions(checkpoint, seen) < 0;
+  }
+
+  private async caughtUp(client: pg.PoolClient, projection: string, accountId: string, cursor: { caughtUp: boolean }): Promise<void> {
+    if (cursor.caughtUp) return;
+    await client.query(accountsSql.markCaughtUp, [projection, accountId]);
+    cursor.caughtUp = true;
   }
 
   /**

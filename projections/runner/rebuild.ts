@@ -60,7 +60,7 @@ export async function rebuildProjections(
   options: {
     log: Logger;
     batchSize?: number;
-    /** Lanes of the worker started here, if one is (the pool needs as many connections, and three more). */
+    /** Lanes of the worker started here, if one is (the pool needs as many connections, and five more). */
     lanes?: number;
     onProgress?: (projection: Projection, progress: RebuildProgress) => void;
     pollMs?: number;

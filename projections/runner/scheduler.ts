@@ -4,8 +4,12 @@
  *
  * Fairness: a free lane goes to the account with the fewest jobs in flight, and among those to the
  * one served longest ago; with more than one lane, one account never holds them all, so an account
- * with new events finds a lane within one batch however large another account's backlog is. Jobs
- * of one (projection, account) never run two at a time: its events are applied in store order.
+ * with new events finds a lane at once however large another account's backlog is. The lanes but
+ * one are shared among the accounts with work (or marked within `sharedWindowMs`): an account alone
+ * works on several projections at once; beside another active one, each holds one lane of four.
+ * Large batches of one account on every lane but one left another's small batches waiting behind
+ * them for the CPU (docs/performance.md, Freshness per account). Jobs of one (projection, account)
+ * never run two at a time: its events are applied in store order.
  */
 
 export interface Job {
@@ -34,8 +38,13 @@ export interface Behind {
   projections: string[];
 }
 
+/** How long after another account's last mark an account keeps to one lane. */
+export const sharedWindowMs = 1_000;
+
 export class FairScheduler {
   private readonly accounts = new Map<string, AccountWork>();
+  /** When each account was last marked, kept while it has work and for sharedWindowMs after. */
+  private readonly lastMarked = new Map<string, number>();
   private served = 0;
   private running = 0;
 
@@ -74,11 +83,13 @@ export class FairScheduler {
       work.since = this.clock();
     }
     work.marks += 1;
+    this.lastMarked.set(accountId, this.clock());
     for (const projection of projections) if (!work.inFlight.has(projection)) work.pending.add(projection);
   }
 
   /** Forgets the account's waiting jobs (its part was lost); jobs in flight end as they will. */
   drop(accountId: string): void {
+    this.lastMarked.delete(accountId);
     const work = this.accounts.get(accountId);
     if (!work) return;
     work.pending.clear();
@@ -95,11 +106,11 @@ export class FairScheduler {
 
   /** The next job for a free lane, or null; `eligible` says whether an account may be worked on now. */
   take(eligible: (accountId: string) => boolean = () => true): Job | null {
-    // One account holds at most all lanes but one, so another account always finds one.
-    const perAccount = this.lanes > 1 ? this.lanes - 1 : 1;
+    const now = this.clock();
+    for (const [accountId, at] of this.lastMarked) if (now - at > sharedWindowMs && !this.accounts.has(accountId)) this.lastMarked.delete(accountId);
     let best: { accountId: string; work: AccountWork } | null = null;
     for (const [accountId, work] of this.accounts) {
-      if (work.pending.size === 0 || work.inFlight.size >= perAccount || !eligible(accountId)) continue;
+      if (work.pending.size === 0 || work.inFlight.size >= this.lanesOf(accountId) || !eligible(accountId)) continue;
       if (
         !best ||
         work.inFlight.size < best.work.inFlight.size ||
@@ -117,6 +128,16 @@ export class FairScheduler {
     work.lastServed = this.served++;
     this.running += 1;
     return { projection, accountId };
+  }
+
+  /**
+   * Lanes one account may hold: all but one (so that another account always finds one), shared
+   * among the accounts with work now or within sharedWindowMs, and at least one.
+   */
+  private lanesOf(accountId: string): number {
+    if (this.lanes <= 1) return 1;
+    const active = this.lastMarked.size + (this.lastMarked.has(accountId) ? 0 : 1);
+    return Math.max(1, Math.floor((this.lanes - 1) / active));
   }
 
   /**

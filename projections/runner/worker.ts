@@ -9,7 +9,6 @@ import * as checkpointsSql from './checkpoints-sql.js';
 import { RebuildControl } from './control.js';
 import { CursorCache } from './cursors.js';
 import { AccountDiscovery } from './discovery.js';
-import { FailureBackoff } from './failure-backoff.js';
 import { Lane } from './lane.js';
 import { LagReport } from './lag-report.js';
 import { partOf } from './parts.js';
@@ -17,6 +16,7 @@ import type { Projection } from './projection.js';
 import { FairScheduler, type Job } from './scheduler.js';
 import { SharedCatchUp } from './shared-catch-up.js';
 import { workerName } from './worker-name.js';
+import { WorkerSignals } from './worker-signals.js';
 
 /** What a worker reads the store with. */
 export type WorkerStore = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds' | 'scanAccounts' | 'comparePositions'>;
@@ -55,7 +55,7 @@ export { workerName } from './worker-name.js';
  */
 export class ProjectionWorker {
   readonly id = randomUUID();
-  private stopped = false;
+  private readonly signals = new WorkerSignals();
   private loop: Promise<void> | null = null;
   private readonly laneCount: number;
   private readonly scheduler: FairScheduler;
@@ -66,11 +66,6 @@ export class ProjectionWorker {
   private readonly lag: LagReport;
   private readonly log: Logger;
   private readonly source: SharedCatchUp;
-  private wakeLoop: (() => void) | null = null;
-  private wakeLanes: (() => void)[] = [];
-  /** Sleeps that a stop ends. */
-  private readonly onStop = new Set<() => void>();
-  private woken = false;
   private discoveryCaughtUp = false;
   private stateNow: WorkerState = 'starting';
   private everHeld = false;
@@ -147,16 +142,14 @@ export class ProjectionWorker {
    * through first), and look at the store now rather than at the next poll.
    */
   wake(accountIds: readonly string[] = []): void {
-    this.woken = true;
-    this.wakeLoop?.();
+    this.signals.wakeDiscovery();
     // An account not registered yet is left to discovery, which finds where its events start.
     this.markHeld(accountIds.filter((accountId) => this.discovery.knows(accountId)));
   }
 
   /** Finishes the batches in hand, gives up its parts and stops. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.wakeAll();
+    this.signals.stop();
     await this.loop;
   }
 
@@ -209,9 +202,7 @@ export class ProjectionWorker {
   }
 
   private wakeAll(): void {
-    this.wakeLoop?.();
-    for (const wake of this.wakeLanes.splice(0)) wake();
-    if (this.stopped) for (const stop of [...this.onStop]) stop();
+    this.signals.wakeAll();
   }
 
   /**
@@ -220,7 +211,7 @@ export class ProjectionWorker {
    * the store for accounts with new events.
    */
   private async run(): Promise<void> {
-    await this.untilStopped('load', async () => {
+    await this.signals.untilStopped(this.log.child({ loop: 'load' }), async () => {
       await this.discovery.load();
       return 'done';
     });
@@ -236,14 +227,14 @@ export class ProjectionWorker {
 
   private async heartbeatLoop(): Promise<void> {
     let client: pg.PoolClient | null = null;
-    await this.untilStopped('heartbeat', async () => {
+    await this.signals.untilStopped(this.log.child({ loop: 'heartbeat' }), async () => {
       if (!client) {
         const fresh = await this.options.pool.connect();
         client = fresh;
         await fresh.query(checkpointsSql.nameSession, [checkpointsSql.sessionName(workerName)]);
         await this.control.load(fresh);
       }
-      await this.claims.tick();
+      await this.claims.tick(client);
       this.setState(this.claims.parts.length > 0 ? 'active' : 'standby');
       await this.control.check(client, this.discoveryCaughtUp);
       // Counting the events behind can take seconds (EventStoreDB reads them): never in the way of the renewals.
@@ -253,7 +244,7 @@ export class ProjectionWorker {
         .finally(() => {
           this.lagReport = null;
         });
-      await this.sleepFor(this.leaseMs / 4);
+      await this.signals.sleepFor(this.leaseMs / 4);
       return 'again';
     }, () => {
       // A connection that failed may be broken: closed, not reused.
@@ -266,75 +257,12 @@ export class ProjectionWorker {
 
   private async discoveryLoop(): Promise<void> {
     const pollMs = this.options.pollMs ?? 100;
-    await this.untilStopped('discovery', async () => {
-      this.woken = false;
-      this.discoveryCaughtUp = !(await this.discovery.poll());
-      if (this.discoveryCaughtUp) await this.sleepLoop(pollMs);
+    await this.signals.untilStopped(this.log.child({ loop: 'discovery' }), async () => {
+      this.signals.passStarted();
+      const more = await this.discovery.poll();
+      this.discoveryCaughtUp = this.discovery.caughtUp;
+      if (!more) await this.signals.loopIdle(pollMs);
       return 'again';
-    });
-  }
-
-  /**
-   * Runs `step` until the worker stops (or it says `done`); a step that throws is logged and tried
-   * again after a wait that grows while the failures go on.
-   */
-  private async untilStopped(what: string, step: () => Promise<'again' | 'done'>, onFailure?: () => void): Promise<void> {
-    const failures = new FailureBackoff(this.log.child({ loop: what }));
-    while (!this.stopped) {
-      try {
-        if ((await step()) === 'done') return;
-        failures.recovered();
-      } catch (error) {
-        if (this.stopped) return;
-        onFailure?.();
-        failures.report(error);
-        await this.sleepFor(failures.retryDelay());
-        failures.retrying();
-      }
-    }
-  }
-
-  /** Sleeps `ms`, or less if the worker stops. */
-  private sleepFor(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const stops = this.onStop;
-      function done(): void {
-        clearTimeout(timer);
-        stops.delete(done);
-        resolve();
-      }
-      stops.add(done);
-    });
-  }
-
-  private sleepLoop(ms: number): Promise<void> {
-    if (this.stopped || this.woken) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wakeLoop = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakeLoop = done;
-    });
-  }
-
-  /** Waits until there may be a job (a mark, a claim) or the worker stops. */
-  private laneIdle(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wakeLanes = this.wakeLanes;
-      function done(): void {
-        clearTimeout(timer);
-        const i = wakeLanes.indexOf(done);
-        if (i >= 0) wakeLanes.splice(i, 1);
-        resolve();
-      }
-      wakeLanes.push(done);
     });
   }
 
@@ -355,10 +283,10 @@ export class ProjectionWorker {
       comparePositions: (a, b) => this.options.store.comparePositions(a, b),
     });
     try {
-      while (!this.stopped) {
+      while (!this.signals.stopped) {
         const job: Job | null = this.scheduler.take((accountId) => this.claims.claimOn(partOf(accountId)) !== null);
         if (!job) {
-          await this.laneIdle(1_000);
+          await this.signals.laneIdle(1_000);
           continue;
         }
         const claim = this.claims.claimOn(partOf(job.accountId));
@@ -367,11 +295,11 @@ export class ProjectionWorker {
           outcome = claim ? await lane.run(job, claim) : 'more';
           if (outcome === 'more') this.wakeAll();
         } catch (error) {
-          if (!this.stopped) {
+          if (!this.signals.stopped) {
             lane.failures.report(error);
             await lane.close(true);
             this.cursors.forget(job.projection, job.accountId);
-            await this.laneIdle(lane.failures.retryDelay());
+            await this.signals.laneIdle(lane.failures.retryDelay());
             lane.failures.retrying();
           }
         } finally {

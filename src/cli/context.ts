@@ -36,7 +36,9 @@ export async function withContext<T>(work: (ctx: CliContext) => Promise<T>, opti
   if (database.created) process.stderr.write(`tracking: no database found in ${config.dataDir}: created a new empty one\n`);
   try {
     await migrate(database.url, log);
-    const pool = createPool(database.url, 6, Math.max(config.queryTimeoutMs, 60_000));
+    // A rebuild run here starts a worker: its lanes, its heartbeat, discovery, the lag report, an index
+    // build at the end, the store's reads and the command's own polls (projections/index.ts).
+    const pool = createPool(database.url, 10, Math.max(config.queryTimeoutMs, 60_000));
     const store = createEventStore(config, pool, log);
     try {
       return await work({ pool, store, log });

@@ -130,18 +130,20 @@ export class EsdbEventStore implements EventStore {
       }
       before = position;
     });
-    return { accounts: [...accounts.values()], checkpoint: page.checkpoint };
+    return { accounts: [...accounts.values()], checkpoint: page.checkpoint, atEnd: page.atEnd };
   }
 
   /** Up to `limit` of the service's events after `checkpoint`, read once (no subscription), with their positions. */
-  private async readOnce(checkpoint: string | null, limit: number): Promise<{ events: RecordedEvent[]; positions: string[]; checkpoint: string | null }> {
+  private async readOnce(checkpoint: string | null, limit: number): Promise<{ events: RecordedEvent[]; positions: string[]; checkpoint: string | null; atEnd: boolean }> {
     const from = checkpoint === null ? null : decodePosition(checkpoint);
     const client = this.clients.current;
     const events: RecordedEvent[] = [];
     const positions: string[] = [];
     let last = checkpoint;
+    let read = 0;
     try {
       for await (const resolved of client.readAll({ fromPosition: from ?? START, direction: FORWARDS, maxCount: limit, deadline: this.timeoutMs })) {
+        read += 1;
         const event = resolved.event;
         // A read from a position starts at the event there, which the checkpoint has seen.
         if (!event?.position || (from && event.position.commit === from.commit && event.position.prepare === from.prepare)) continue;
@@ -153,7 +155,7 @@ export class EsdbEventStore implements EventStore {
     } catch (error) {
       throw this.failure(client, error);
     }
-    return { events, positions, checkpoint: last };
+    return { events, positions, checkpoint: last, atEnd: read < limit };
   }
 
   comparePositions(a: string | null, b: string | null): number {

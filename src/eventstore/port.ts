@@ -71,8 +71,10 @@ export interface ReadAllResult {
   /** Bytes of the events' data as JSON text: what the page weighs, roughly, once parsed. */
   bytes: number;
   /**
-   * false when a page with nothing new does not mean that nothing more is stored (a subscription
-   * still catching up): the reader must look again rather than wait to be told of new events.
+   * true when the page holds every event readable now past the checkpoint: a reader that applied
+   * it was caught up as of the read. false when more is readable (the page was cut), or when a
+   * page with nothing new does not mean that nothing more is stored (a subscription still catching
+   * up): the reader must look again rather than wait to be told of new events.
    */
   atEnd?: boolean;
 }
@@ -124,6 +126,8 @@ export interface AccountsScan {
   accounts: { accountId: string; before: string | null; last: string }[];
   /** Past every event looked at; unchanged when nothing new was read. */
   checkpoint: string | null;
+  /** true when the scan looked at every event there was past its checkpoint (not cut by its limit). */
+  atEnd?: boolean;
 }
 
 /** How far a reader at some checkpoint is behind the head of the store. */

@@ -20,12 +20,39 @@ export function appendEvents(
     `[${datas.join(',')}]`,
     JSON.stringify(events.map((e) => e.metadata)),
   ];
-  if (dedupe) return { text: 'SELECT * FROM append_events_dedupe($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)', values };
-  if (!knownHeads) return { text: 'SELECT * FROM append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)', values };
-  return {
-    text: 'SELECT * FROM append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb, $6::bigint[])',
-    values: [...values, knownHeads],
-  };
+  const call = dedupe
+    ? 'append_events_dedupe($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)'
+    : knownHeads
+      ? 'append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb, $6::bigint[])'
+      : 'append_events($1::uuid[], $2::text[], $3::text[], $4::jsonb, $5::jsonb)';
+  if (!dedupe && knownHeads) values.push(knownHeads);
+  const account = soleAccountOf(events);
+  if (account === null) return { text: `SELECT * FROM ${call}`, values };
+  values.push(account);
+  return { text: `SELECT a.* FROM (SELECT ${declaresAccount(`$${values.length}`)}) AS declared CROSS JOIN LATERAL ${call} AS a`, values };
+}
+
+/** The account every event belongs to, or null when they belong to more than one (or name none). */
+function soleAccountOf(events: readonly NewEvent[]): string | null {
+  const first = events[0]?.metadata.accountId;
+  if (typeof first !== 'string' || first === '') return null;
+  return events.every((e) => e.metadata.accountId === first) ? first : null;
+}
+
+/**
+ * The two-key advisory lock class of declared appends (stream locks are class 7301): an append
+ * transaction whose events all belong to one account holds the shared lock (7302, hash of the
+ * account) for its whole life, and appends to no other account. A catch-up read of another
+ * account then need not wait for it (accountHorizon). One lock, taken whole: a transaction is
+ * either declared for its one account or not declared at all, and a hash shared by two accounts
+ * only makes a read wait.
+ */
+const appendingAccountClass = 7302;
+
+const accountKey = (param: string): string => `(hashtext(${param})::bigint & 4294967295)::oid`;
+
+function declaresAccount(param: string): string {
+  return `pg_advisory_xact_lock_shared(${appendingAccountClass}, hashtext(${param}))`;
 }
 
 /**
@@ -42,11 +69,30 @@ export const neverAppends = 'SELECT pg_advisory_xact_lock_shared(pg_current_xact
  * advisory lock they hold) do not hold it back, so a long projection batch, or one paused waiting
  * on a lock, does not keep every account's new events from being read.
  */
-const catchUpHorizon = `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
+const catchUpHorizon = horizon('');
+
+/**
+ * The catch-up horizon of one account ($7): as catchUpHorizon, and appends declared for another
+ * account (declaresAccount) do not hold it back either, so that the events of a quiet account are
+ * read as soon as they commit however many appends of a busy one are in flight. A running
+ * transaction is matched to its declaration through the lock it holds on its own id (mode
+ * ExclusiveLock; a transaction waiting for it asks for a ShareLock) in the same virtual transaction.
+ */
+const accountHorizon = horizon(`
+      AND xid(x) NOT IN (SELECT t.transactionid FROM pg_locks t
+        JOIN pg_locks a ON a.virtualtransaction = t.virtualtransaction
+        WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
+          AND a.locktype = 'advisory' AND a.objsubid = 2 AND a.classid = ${appendingAccountClass} AND a.granted AND a.mode = 'ShareLock'
+          AND a.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND a.objid <> ${accountKey('$7')})`);
+
+function horizon(alsoPassing: string): string {
+  return `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
     FROM pg_snapshot_xip(pg_current_snapshot()) AS x
     WHERE x NOT IN (SELECT ((l.classid::bigint << 32) | l.objid::bigint)::text::xid8 FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.mode = 'ShareLock'
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())))`;
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))${alsoPassing})`;
+}
 
 const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
   recorded_at, transaction_id::text AS transaction_id`;
@@ -72,19 +118,20 @@ const sentBytes = `CASE WHEN ($4::text[] IS NULL OR event_type = ANY($4)) AND $5
  *
  * At most $3 rows, and only as long as the data of the rows before stays under $6 bytes (the first
  * row always comes). The sizes are stored with each event (data_bytes), so rows left out cost no
- * detoasting; the window runs along the index scan and stops with the LIMIT. With `byAccount`,
+ * detoasting; the window runs along the index scan and stops with the LIMIT. `page_rows`: the rows
+ * of the page before the bound in bytes, fewer than $3 when the read reached the horizon. With `byAccount`,
  * only the rows of account $7, along the index events_by_account: the same order, restricted.
  */
 function catchUpRead(byAccount: boolean): string {
-  return `SELECT * FROM (
+  return `SELECT * FROM (SELECT page.*, count(*) OVER () AS page_rows FROM (
     SELECT ${filteredColumns}, ${sentBytes} AS bytes,
       coalesce(sum(${sentBytes}) OVER (ORDER BY events.transaction_id, events.global_position
         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
     FROM events
     WHERE ${byAccount ? 'account_id = $7 AND ' : ''}(transaction_id, global_position) > ($1::xid8, $2::bigint)
-      AND transaction_id < ${catchUpHorizon}
+      AND transaction_id < ${byAccount ? accountHorizon : catchUpHorizon}
     ORDER BY events.transaction_id, events.global_position
-    LIMIT $3) page
+    LIMIT $3) page) counted
   WHERE bytes_before < $6
   ORDER BY transaction_id::xid8, global_position`;
 }

@@ -209,12 +209,14 @@ export class PostgresEventStore implements EventStore {
     const values: unknown[] = [transactionId, globalPosition, limit, filter.types ?? null, filter.data !== false, filter.maxBytes ?? defaultPageBytes];
     const text = filter.accountId === undefined ? sql.readAllAfter : sql.readAccountAfter;
     if (filter.accountId !== undefined) values.push(filter.accountId);
-    const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number }>(text, values);
+    const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number; page_rows: string }>(text, values);
     const last = rows.at(-1);
     return {
       events: rows.filter((row) => row.wanted).map((row) => toRecorded(row.data === null ? { ...row, data: {} } : row)),
       checkpoint: last ? encodeCheckpoint(last.transaction_id, last.global_position) : checkpoint,
       bytes: rows.reduce((sum, row) => sum + row.bytes, 0),
+      // Every row readable now was read: neither the limit nor the bound in bytes cut the page.
+      atEnd: !last || (Number(last.page_rows) < limit && Number(last.page_rows) === rows.length),
     };
   }
 
@@ -253,7 +255,7 @@ export class PostgresEventStore implements EventStore {
       }
       before = position;
     }
-    return { accounts: [...accounts.values()], checkpoint: before };
+    return { accounts: [...accounts.values()], checkpoint: before, atEnd: rows.length < limit };
   }
 
   comparePositions(a: string | null, b: string | null): number {
