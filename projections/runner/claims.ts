@@ -70,11 +70,10 @@ export class PartClaims {
    */
   async tick(db: pg.ClientBase | Pool = this.options.pool): Promise<void> {
     const { workerId, name, leaseMs } = this.options;
-    const pool = db;
     const started = performance.now();
-    await pool.query(sql.heartbeat, [workerId, name, leaseMs]);
+    await db.query(sql.heartbeat, [workerId, name, leaseMs]);
     const mine = [...this.held];
-    const renewed = await pool.query<{ part: number; epoch: string }>(sql.renewLeases, [workerId, leaseMs, mine.map(([part]) => part), mine.map(([, epoch]) => epoch)]);
+    const renewed = await db.query<{ part: number; epoch: string }>(sql.renewLeases, [workerId, leaseMs, mine.map(([part]) => part), mine.map(([, epoch]) => epoch)]);
     // A margin for the clocks of this host and the database's to drift apart a little.
     this.validUntil = started + leaseMs * 0.9;
     const stillHeld = new Map(renewed.rows.map((row) => [row.part, row.epoch]));
@@ -87,19 +86,19 @@ export class PartClaims {
       this.options.log.warn({ parts: lost }, 'projection parts lost (lease expired or claimed by another worker)');
       this.options.onLost(lost);
     }
-    const { rows } = await pool.query<{ live: number }>(sql.liveWorkers);
+    const { rows } = await db.query<{ live: number }>(sql.liveWorkers);
     const share = Math.ceil(partCount / Math.max(1, rows[0]?.live ?? 1));
     await this.giveUpAbove(share);
     const wanted = share - this.held.size;
     if (wanted > 0) {
-      const claimed = await pool.query<{ part: number; epoch: string }>(sql.claimFree, [workerId, name, leaseMs, wanted]);
+      const claimed = await db.query<{ part: number; epoch: string }>(sql.claimFree, [workerId, name, leaseMs, wanted]);
       if (claimed.rows.length) {
         for (const row of claimed.rows) this.held.set(row.part, row.epoch);
         this.options.log.info({ parts: claimed.rows.map((row) => row.part) }, 'projection parts claimed');
         this.options.onGained(claimed.rows.map((row) => ({ part: row.part, epoch: row.epoch })));
       }
     }
-    if (Math.random() < 0.01) await pool.query(sql.forgetDeadWorkers);
+    if (Math.random() < 0.01) await db.query(sql.forgetDeadWorkers);
   }
 
   /** Gives up the parts above `share` (the highest first), each once no batch of it is in flight. */

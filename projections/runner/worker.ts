@@ -66,7 +66,6 @@ export class ProjectionWorker {
   private readonly lag: LagReport;
   private readonly log: Logger;
   private readonly source: SharedCatchUp;
-  private discoveryCaughtUp = false;
   private stateNow: WorkerState = 'starting';
   private everHeld = false;
   /** The lag report under way, if any. */
@@ -96,12 +95,12 @@ export class ProjectionWorker {
       onRestarted: (projection) => {
         this.cursors.forgetProjection(projection.name);
         for (const accountId of this.discovery.accountsIn(new Set(this.claims.parts))) this.scheduler.mark(accountId, [projection.name]);
-        this.wakeAll();
+        this.signals.wakeAll();
       },
       onAccountReset: (accountId) => {
         this.cursors.forgetAccount(accountId);
         if (this.claims.claimOn(partOf(accountId))) this.scheduler.mark(accountId);
-        this.wakeAll();
+        this.signals.wakeAll();
       },
     });
     this.lag = new LagReport(options.pool, this.scheduler, options.metrics, options.projections, this.id, async (projection, accountId) => {
@@ -179,7 +178,7 @@ export class ProjectionWorker {
       this.scheduler.mark(accountId);
       marked = true;
     }
-    if (marked) this.wakeAll();
+    if (marked) this.signals.wakeAll();
   }
 
   private gained(claims: Claim[]): void {
@@ -190,7 +189,7 @@ export class ProjectionWorker {
       this.cursors.forgetAccount(accountId);
       this.scheduler.mark(accountId);
     }
-    this.wakeAll();
+    this.signals.wakeAll();
   }
 
   private lostParts(parts: number[]): void {
@@ -199,10 +198,6 @@ export class ProjectionWorker {
       this.scheduler.drop(accountId);
       this.cursors.forgetAccount(accountId);
     }
-  }
-
-  private wakeAll(): void {
-    this.signals.wakeAll();
   }
 
   /**
@@ -217,7 +212,7 @@ export class ProjectionWorker {
     });
     const lanes = Array.from({ length: this.laneCount }, (_, i) => this.runLane(i));
     await Promise.all([this.heartbeatLoop(), this.discoveryLoop()]);
-    this.wakeAll();
+    this.signals.wakeAll();
     await Promise.all(lanes);
     await this.lagReport;
     await this.control.settled();
@@ -236,7 +231,7 @@ export class ProjectionWorker {
       }
       await this.claims.tick(client);
       this.setState(this.claims.parts.length > 0 ? 'active' : 'standby');
-      await this.control.check(client, this.discoveryCaughtUp);
+      await this.control.check(client, this.discovery.caughtUp);
       // Counting the events behind can take seconds (EventStoreDB reads them): never in the way of the renewals.
       this.lagReport ??= this.lag
         .maybeReport(this.claims.parts)
@@ -260,7 +255,6 @@ export class ProjectionWorker {
     await this.signals.untilStopped(this.log.child({ loop: 'discovery' }), async () => {
       this.signals.passStarted();
       const more = await this.discovery.poll();
-      this.discoveryCaughtUp = this.discovery.caughtUp;
       if (!more) await this.signals.loopIdle(pollMs);
       return 'again';
     });
@@ -293,7 +287,7 @@ export class ProjectionWorker {
         let outcome: 'more' | 'caught-up' = 'more';
         try {
           outcome = claim ? await lane.run(job, claim) : 'more';
-          if (outcome === 'more') this.wakeAll();
+          if (outcome === 'more') this.signals.wakeAll();
         } catch (error) {
           if (!this.signals.stopped) {
             lane.failures.report(error);
