@@ -1,4 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+
+/** Metrics of a registry in another thread, as getMetricsAsJSON gives them. */
+export type MetricsOfThread = () => Promise<MetricObjectWithValues<MetricValue<string>>[]>;
 
 /**
  * Prometheus metrics of one service instance (own registry, so several instances can live in one
@@ -137,7 +140,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Other threads of the process whose metrics are served with these (the projection thread). */
+  private readonly threads: MetricsOfThread[] = [];
+
   constructor(withProcessMetrics = true) {
     if (withProcessMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  include(thread: MetricsOfThread): void {
+    this.threads.push(thread);
+  }
+
+  /** The exposition text of these metrics and those of the threads included, summed by name and labels. */
+  async text(): Promise<string> {
+    if (this.threads.length === 0) return this.registry.metrics();
+    const all = await Promise.all([this.registry.getMetricsAsJSON(), ...this.threads.map((thread) => thread())]);
+    return AggregatorRegistry.aggregate(all).metrics();
   }
 }

@@ -8,7 +8,7 @@ import { createApp } from './http/app.js';
 import { createHttpServer } from './http/client-errors.js';
 import type { Logger } from './logger.js';
 import { createServices, type Services } from './services.js';
-import { startProjectionWorker } from '../projections/index.js';
+import { startProjectionThread } from '../projections/thread-host.js';
 
 export interface RunningService {
   port: number;
@@ -39,20 +39,12 @@ export async function startService(config: Config, log: Logger, { ownSession = f
   }
   const pool = createPool(database.address, 20, config.queryTimeoutMs);
   const services = createServices(config, pool, log);
-  const projections = config.runProjections
-    ? startProjectionWorker({
-        databaseUrl: database.address,
-        queryTimeoutMs: config.queryTimeoutMs,
-        store: services.store,
-        log,
-        metrics: services.metrics,
-        batchSize: config.projectionBatchSize,
-        pollMs: config.projectionPollMs,
-        leaseMs: config.projectionLeaseMs,
-        lanes: config.projectionLanes,
-      })
-    : null;
-  if (projections) services.appends.on('appended', (accountIds) => projections.worker.wake(accountIds));
+  // The projections of `npm start` run in a thread of their own (projections/thread-host.ts).
+  const projections = config.runProjections ? startProjectionThread(config, log) : null;
+  if (projections) {
+    services.appends.on('appended', (accountIds) => projections.wake(accountIds));
+    services.metrics.include(() => projections.metrics());
+  }
   let shuttingDown = false;
   const app = createApp(services, { isShuttingDown: () => shuttingDown });
   const server = createHttpServer(app, { keepAliveTimeoutMs: 5_000, requestTimeoutSeconds: config.requestTimeoutSeconds });

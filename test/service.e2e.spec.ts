@@ -9,6 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
 import { startService } from '../src/server.js';
 import { storedTrackIds } from './support/database.js';
+import { sample } from './support/metrics.js';
 import { post, ServiceProcess } from './support/service-process.js';
 
 const adminToken = 'service-test-admin';
@@ -69,6 +70,13 @@ describe('the service on its embedded database (e2e)', function () {
       }
       expect(lead.status, 'lead visible within 1 s').to.equal(200);
       expect(lead.body).to.include({ userId: 'u-1', firstName: 'Ann', opt_in_sms: true, points: 0 });
+
+      // The projections run in a thread of their own; /metrics serves theirs with the service's.
+      const page = await (await fetch(`${base}/metrics`)).text();
+      expect(sample(page, 'tracking_projection_events_applied_total', 'projection="leads"'), page).to.equal(1);
+      expect(sample(page, 'tracking_projection_parts_held'), page).to.equal(16);
+      expect(sample(page, 'tracking_http_requests_total', 'method="POST",route="/v1/accounts/:license/users",status="200"'), page).to.equal(1);
+      expect(page.match(/^process_resident_memory_bytes /gm), 'the process metrics once').to.have.length(1);
 
       // `npm run worker` beside `npm start` uses its embedded server, and gets its share of the
       // parts: the service's worker gives up half of its 16 (docs/projections.md).

@@ -44,6 +44,17 @@ export interface OpenOptions {
   ownSession?: boolean;
 }
 
+/**
+ * Where another thread of this process connects to the database it opened: DATABASE_URL, or the
+ * embedded server running on DATA_DIR, followed if it is started again on another port.
+ */
+export async function openedDatabaseAddress(config: Config, log: Logger): Promise<ServerAddress> {
+  if (config.databaseUrl) return config.databaseUrl;
+  const running = await runningEmbeddedServer(config.dataDir, log);
+  if (!running) throw new Error(`no embedded PostgreSQL running on ${config.dataDir}`);
+  return () => withDatabase(running(), embeddedDatabaseName);
+}
+
 /** DATABASE_URL when set; otherwise the embedded server, started now, with its own database. */
 export async function openDatabase(config: Config, log: Logger, { shared = false, ownSession = false }: OpenOptions = {}): Promise<Database> {
   if (config.databaseUrl) return { url: config.databaseUrl, address: config.databaseUrl, stop: async () => undefined, created: false };

@@ -44,7 +44,7 @@ export function opsRoutes(services: Services, isShuttingDown: () => boolean): Ro
     if (!metricsAccess.allows(req.get('authorization'))) {
       throw new AppError(401, metricsTokenRequired, 'request', 'unauthorized', { 'WWW-Authenticate': 'Bearer' });
     }
-    res.type(services.metrics.registry.contentType).send(await services.metrics.registry.metrics());
+    res.type(services.metrics.registry.contentType).send(await services.metrics.text());
   });
   return router;
 }

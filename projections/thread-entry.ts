@@ -1,0 +1,54 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { openedDatabaseAddress } from '../src/db/database.js';
+import { createPool } from '../src/db/pool.js';
+import { createEventStore } from '../src/eventstore/index.js';
+import { createLogger } from '../src/logger.js';
+import { Metrics } from '../src/metrics.js';
+import { startProjectionWorker } from './index.js';
+import type { FromProjectionThread, ProjectionThreadData, ToProjectionThread } from './thread-host.js';
+
+/**
+ * The projection thread of `npm start` (thread-host.ts): the worker of `npm run worker`, on the
+ * database the service opened, woken by the service's appends and asked for its metrics.
+ */
+if (!parentPort) throw new Error('thread-entry.js runs as a worker thread of the service');
+const port = parentPort;
+const { config, logLevel } = workerData as ProjectionThreadData;
+const log = createLogger(logLevel);
+const address = await openedDatabaseAddress(config, log);
+const pool = createPool(address, 4, config.queryTimeoutMs);
+const store = createEventStore(config, pool, log);
+// The process's own metrics (CPU, memory, event loop) are the service thread's.
+const metrics = new Metrics(false);
+const workers = startProjectionWorker({
+  databaseUrl: address,
+  queryTimeoutMs: config.queryTimeoutMs,
+  store,
+  log,
+  metrics,
+  batchSize: config.projectionBatchSize,
+  pollMs: config.projectionPollMs,
+  leaseMs: config.projectionLeaseMs,
+  lanes: config.projectionLanes,
+});
+
+const reply = (message: FromProjectionThread): void => port.postMessage(message);
+let stopping: Promise<void> | null = null;
+port.on('message', (message: ToProjectionThread) => {
+  switch (message.type) {
+    case 'wake':
+      workers.worker.wake(message.accountIds);
+      return;
+    case 'metrics':
+      void metrics.registry.getMetricsAsJSON().then((json) => reply({ type: 'metrics', request: message.request, metrics: json }));
+      return;
+    case 'stop':
+      stopping ??= (async () => {
+        await workers.stop();
+        await store.close();
+        await pool.end();
+        reply({ type: 'stopped' });
+        port.close();
+      })();
+  }
+});
