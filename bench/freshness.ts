@@ -14,7 +14,7 @@ import { quantile, startProbe } from './visibility.js';
 
 /**
  * Freshness of one account while another imports: the service as `npm start` runs it (projection
- * worker in its process) takes BENCH_FRESHNESS_PROFILES (100,000) new profiles of one account in
+ * worker in a thread of its process) takes BENCH_FRESHNESS_PROFILES (100,000) new profiles of one account in
  * bulk requests of 100 (the API's most) on BENCH_FRESHNESS_CONNECTIONS (8) connections, while a
  * probe of another account posts a single user every 90-110 ms and polls GET leads/<id> every
  * 5-10 ms until it is served. The probe first runs alone for a few seconds: what it sees with
@@ -34,6 +34,9 @@ export interface ProbeWindow {
   p99FromSentMs: number;
   postP50Ms: number;
   postP99Ms: number;
+  /** Round trips of the polls (404 or 200): how long the API itself took to answer a read. */
+  getP50Ms: number;
+  getP99Ms: number;
   notVisible: number;
   failures: string[];
 }
@@ -66,6 +69,8 @@ function windowOf(label: string, r: ProbeResult): ProbeWindow {
     p99FromSentMs: quantile(r.fromSentMs, 0.99),
     postP50Ms: quantile(r.postMs, 0.5),
     postP99Ms: quantile(r.postMs, 0.99),
+    getP50Ms: quantile(r.getMs, 0.5),
+    getP99Ms: quantile(r.getMs, 0.99),
     notVisible: r.notVisible,
     failures: r.failures,
   };

@@ -166,7 +166,7 @@ export function printProjections(rows: ProjectionRow[], baselineRate: number | n
 
 /** Returns true when a request failed or a lead never became visible. */
 export function printVisibility(r: VisibilityRow): boolean {
-  console.log(`\nvisibility (service as npm start runs it: API and projection workers in one process; ${whole(r.storeEvents)} events stored at the start)`);
+  console.log(`\nvisibility (service as npm start runs it: API and projection worker in one process, the worker in a thread; ${whole(r.storeEvents)} events stored at the start)`);
   const header = ['scenario', 'probes', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'not visible', 'GETs/probe', 'GET p50 ms', 'ingest req/s', 'ingest p50', 'ingest p99', 'non-2xx', 'errors', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other'];
   const line = [
     r.scenario,

@@ -11,8 +11,8 @@ const whole = (value: number): string => Math.round(value).toLocaleString('en-US
 /** Prints the freshness rows; returns true when a request failed or a lead never showed. */
 export function printFreshness(r: FreshnessRow): boolean {
   console.log(`\nfreshness of one account while another imports (service as npm start runs it; ${whole(r.profiles)} profiles in bulk of ${settings.bulkSize} on ${settings.freshnessConnections} connections; probe of another account every 90-110 ms)`);
-  const header = ['probe window', 'probes', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'p99 from sent', 'POST p50', 'POST p99', 'not visible'];
-  const line = (w: ProbeWindow): string[] => [w.label, String(w.probes), fixed(w.p50Ms, 1), fixed(w.p95Ms, 1), fixed(w.p99Ms, 1), fixed(w.maxMs, 1), fixed(w.p99FromSentMs, 1), fixed(w.postP50Ms, 1), fixed(w.postP99Ms, 1), String(w.notVisible)];
+  const header = ['probe window', 'probes', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'p99 from sent', 'POST p50', 'POST p99', 'GET p50', 'GET p99', 'not visible'];
+  const line = (w: ProbeWindow): string[] => [w.label, String(w.probes), fixed(w.p50Ms, 1), fixed(w.p95Ms, 1), fixed(w.p99Ms, 1), fixed(w.maxMs, 1), fixed(w.p99FromSentMs, 1), fixed(w.postP50Ms, 1), fixed(w.postP99Ms, 1), fixed(w.getP50Ms, 1), fixed(w.getP99Ms, 1), String(w.notVisible)];
   console.log(table(header, [line(r.quiet), line(r.underImport)]));
   console.log('(ms from the probe\'s POST answered to the first GET leads/:id answering 200, polled every 5-10 ms; p99 from sent: from the POST sent)');
   const importHeader = ['importer', 'in leads', 'posted s', 'all visible s', 'profiles/s', 'POST p50 ms', 'POST p99 ms', 'failed', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other'];

@@ -47,8 +47,8 @@ port.on('message', (message: ToProjectionThread) => {
         await workers.stop();
         await store.close();
         await pool.end();
-        reply({ type: 'stopped' });
-        port.close();
+        // In a worker thread this ends the thread, not the process: whatever handle a client left open.
+        process.exit(0);
       })();
   }
 });

@@ -10,9 +10,7 @@ export type ToProjectionThread =
   | { type: 'stop' };
 
 /** What the projection thread answers. */
-export type FromProjectionThread =
-  | { type: 'metrics'; request: number; metrics: MetricObjectWithValues<MetricValue<string>>[] }
-  | { type: 'stopped' };
+export type FromProjectionThread = { type: 'metrics'; request: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 /** What the projection thread is started with. */
 export interface ProjectionThreadData {
@@ -37,8 +35,8 @@ export interface ProjectionThread {
 /**
  * The projection worker of `npm start`, in a thread of the service's process: its folds and its
  * garbage never stall the event loop that answers requests, nor requests its batches. Under
- * another account's import, a probe's profile reached its Leads in 34-38 ms at p50 and 313-349 ms
- * at p99 this way, against 47-201 and 454-1,084 ms on one event loop (docs/performance.md, Run I).
+ * another account's import, a probe's profile reached its Leads in 34-38 ms at p50 and 314-399 ms
+ * at p99 this way, against 47-75 and 454-646 ms on one event loop (docs/performance.md, run I).
  */
 export function startProjectionThread(config: Config, log: Logger): ProjectionThread {
   let thread: Worker | null = null;
@@ -54,10 +52,8 @@ export function startProjectionThread(config: Config, log: Logger): ProjectionTh
     thread = started;
     const ranSince = Date.now();
     started.on('message', (message: FromProjectionThread) => {
-      if (message.type === 'metrics') {
-        waiting.get(message.request)?.(message.metrics);
-        waiting.delete(message.request);
-      }
+      waiting.get(message.request)?.(message.metrics);
+      waiting.delete(message.request);
     });
     started.on('error', (error) => log.error({ err: error }, 'projection thread failed'));
     started.on('exit', (code) => {
