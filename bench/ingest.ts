@@ -18,7 +18,7 @@ import { root, say, selected, settings } from './settings.js';
  * service, the import to visible (import.ts), the hello-world baseline (the ceiling of a
  * single-item request) and the raw write ceilings (ceilings.ts), in an order that leaves no
  * projection a backlog to catch up on first:
- *  1. as `npm start` runs it (projections in its process): users single and bulk, then the import;
+ *  1. as `npm start` runs it (projections in a thread of its process): users single and bulk, then the import;
  *  2. PROJECTIONS=off beside a worker process (`npm run worker`): users single and bulk;
  *  3. PROJECTIONS=off alone (the targets' figures): for each single-item scenario the hello-world
  *     then the scenario; for each bulk kind its write ceiling (PostgreSQL alone, the service idle)
