@@ -20,8 +20,8 @@ import { root, say, selected, settings } from './settings.js';
  * projection a backlog to catch up on first:
  *  1. as `npm start` runs it (projections in a thread of its process): users single and bulk, then the import;
  *  2. PROJECTIONS=off beside a worker process (`npm run worker`): users single and bulk;
- *  3. PROJECTIONS=off alone (the targets' figures): for each single-item scenario the hello-world
- *     then the scenario; for each bulk kind its write ceiling (PostgreSQL alone, the service idle)
+ *  3. PROJECTIONS=off alone (the targets' figures): for each single-item scenario the hello-world,
+ *     the naive peer (Express + pg, one INSERT per request) then the scenario; for each bulk kind its write ceiling (PostgreSQL alone, the service idle)
  *     then its bulk scenario: each ceiling close in time to what is judged against it.
  * Each way gets its own account, so no scenario updates another's profiles.
  */
@@ -83,6 +83,26 @@ async function measureBaseline(children: Child[]): Promise<Row> {
   }
 }
 
+/**
+ * The naive peer (naive-peer-server.ts), measured like the service's single-item scenario of the
+ * same kind, on the service's PostgreSQL: the simple thing a user would write instead.
+ */
+async function measureNaivePeer(children: Child[], dataDir: string, service: Scenario): Promise<Row> {
+  const port = await freePort();
+  const env = { ...process.env, PORT: String(port), DATABASE_URL: await storeUrl(dataDir) };
+  const peer = startChild('naive peer', join(root, 'dist', 'bench', 'naive-peer-server.js'), env, root);
+  children.push(peer);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHealthy(peer, `${url}/healthz`, 30_000);
+    const kind = service.path.slice(service.path.lastIndexOf('/') + 1);
+    const scenario: Scenario = { ...service, name: `naive peer ${service.name}`, config: 'naive peer', path: `/v1/accounts/peer/${kind}` };
+    return await measure(scenario, { url, headers: json, child: peer, worker: null, pgPid: await postmasterPid(dataDir), store: null, peer: true });
+  } finally {
+    say(`naive peer stopped (SIGTERM): ${await stopChild(peer, 30_000)}`);
+  }
+}
+
 export async function ingestGroups(dataDir: string, adminToken: string, children: Child[]): Promise<IngestResults> {
   const results: IngestResults = { rows: [], ceilings: null, imported: null };
   const [ceilings, ingest, imports] = [selected.has('ceilings'), selected.has('ingest'), selected.has('import')];
@@ -140,7 +160,9 @@ export async function ingestGroups(dataDir: string, adminToken: string, children
     const target = await serviceTarget(service, alone, null, null);
     if (!ingest) results.rows.push(await measureBaseline(children));
     for (const scenario of ingest ? singleScenarios(alone.licenseCode, config, ['users', 'events', 'productsevents']) : []) {
+      // The hello-world, the naive peer, then the service: each ratio against ceilings just measured.
       results.rows.push(await measureBaseline(children));
+      results.rows.push(await measureNaivePeer(children, dataDir, scenario));
       results.rows.push(await measure(scenario, target));
     }
     const meter = ceilings

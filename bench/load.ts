@@ -33,6 +33,8 @@ export interface Target {
   pgPid: number | null;
   /** A connection to the service's store, to wait for its projections; null when none run. */
   store: pg.Pool | null;
+  /** Not the service (the naive peer): it has no group commit to report. */
+  peer?: boolean;
 }
 
 export function load(target: Target, scenario: Scenario, seconds: number, counter: { n: number }, extra: Partial<autocannon.Options> = {}): Promise<autocannon.Result> {
@@ -133,7 +135,7 @@ export async function measure(scenario: Scenario, target: Target): Promise<Row> 
   }
   interrupted.throwIfAborted();
   say(`measuring ${label} (${settings.durationSeconds} s)`);
-  const isService = target.pgPid !== null;
+  const isService = target.pgPid !== null && target.peer !== true;
   const noCommits = { sum: 0, count: 0 };
   const commitsBefore = isService ? await commitStats(target.url) : noCommits;
   const cpuBefore = await cpuSnapshot(target);
@@ -159,6 +161,7 @@ export async function measure(scenario: Scenario, target: Target): Promise<Row> 
     errors: result.errors,
     timeouts: result.timeouts,
     ceiling: null,
+    peer: null,
     eventsPerCommit: isService && commits > 0 ? (commitsAfter.sum - commitsBefore.sum) / commits : null,
     commitsPerSec: isService ? commits / seconds : null,
     cpuCores: coresBetween(cpuBefore, cpuAfter, seconds),

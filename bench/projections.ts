@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { projections } from '../projections/index.js';
+import { defaultBatchSize } from '../projections/runner/worker.js';
 import { loadConfig } from '../src/config.js';
 import { runningEmbeddedServer } from '../src/db/embedded.js';
 import { createPool, withDatabase } from '../src/db/pool.js';
@@ -75,7 +76,7 @@ export async function measureReadOnly(url: string, total: number, limitSeconds: 
   const pool = createPool(url, 2, 60_000);
   try {
     const store = new PostgresEventStore(pool);
-    const batch = batchSize > 0 ? batchSize : loadConfig({}).projectionBatchSize;
+    const batch = batchSize > 0 ? batchSize : (loadConfig({}).projectionBatchSize ?? defaultBatchSize);
     let checkpoint: string | null = null;
     let events = 0;
     let finished = false;

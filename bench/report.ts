@@ -28,6 +28,8 @@ export interface Row {
   timeouts: number;
   /** Single items: req/s over the hello-world's; bulk: items/s over the write ceiling of the kind's rows. */
   ceiling: VsCeiling | null;
+  /** Single items of the service: req/s over the naive peer's of the same kind, measured last before. */
+  peer: VsCeiling | null;
   eventsPerCommit: number | null;
   commitsPerSec: number | null;
   /** CPU used during the measured window, in cores: target Node process, its worker process, PostgreSQL, this process, the rest of the machine. */
@@ -98,7 +100,7 @@ export function printIngest(machine: Record<string, string | number>, settings: 
   console.log('\nmachine:', Object.entries(machine).map(([k, v]) => `${k}=${v}`).join(', '));
   console.log('settings:', Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', '));
   console.log('load generator (autocannon), service, PostgreSQL and baseline share these cores\n');
-  const header = ['scenario', 'service runs', 'req/s', 'items/s', 'p50 ms', 'p99 ms', 'non-2xx', 'not queued', 'errors', 'vs ceiling', 'ceiling', 'ev/commit', 'commits/s', 'CPU node', 'CPU worker', 'CPU pg', 'CPU loadgen', 'CPU other', 'proj. lag s'];
+  const header = ['scenario', 'service runs', 'req/s', 'items/s', 'p50 ms', 'p99 ms', 'non-2xx', 'not queued', 'errors', 'vs ceiling', 'ceiling', 'vs peer', 'ev/commit', 'commits/s', 'CPU node', 'CPU worker', 'CPU pg', 'CPU loadgen', 'CPU other', 'proj. lag s'];
   const lines = rows.map((r) => [
     r.scenario,
     r.config,
@@ -111,6 +113,7 @@ export function printIngest(machine: Record<string, string | number>, settings: 
     String(r.errors),
     fixed(r.ceiling?.ratio ?? null, 2),
     r.ceiling?.ceiling ?? '-',
+    fixed(r.peer?.ratio ?? null, 2),
     fixed(r.eventsPerCommit, 1),
     r.commitsPerSec === null ? '-' : whole(r.commitsPerSec),
     fixed(r.cpuCores.node, 2),
@@ -122,7 +125,7 @@ export function printIngest(machine: Record<string, string | number>, settings: 
   ]);
   console.log(table(header, lines));
   console.log('(req/s: mean of per-second samples; vs ceiling: single items req/s over the hello-world\'s measured last before, bulk items/s over the raw write');
-  console.log(' ceiling of the same kind of rows; CPU in cores over the measured window; not queued includes non-2xx; CPU other: the rest');
+  console.log(' ceiling of the same kind of rows; vs peer: single items req/s over the naive peer\'s (Express + pg, one INSERT per request) measured last before; CPU in cores over the measured window; not queued includes non-2xx; CPU other: the rest');
   console.log(' of the machine\'s busy time meanwhile: kernel threads (network, io_uring, writeback) and other processes; proj. lag s: how long');
   console.log(' the projections (in the service, or in the worker) took after the load to apply what it stored; the bench waits for them)');
 }

@@ -22,8 +22,12 @@ export interface Results {
   children: Child[];
 }
 
+/** The config of the naive peer's rows (ingest.ts). */
+const peerConfig = 'naive peer';
+
 const goals = {
   singleVsHelloWorld: 0.5,
+  singleVsPeer: 1,
   bulkVsWrite: 0.7,
   importVsWrite: 0.4,
   projectionsVsWrite: 0.5,
@@ -37,14 +41,20 @@ const goals = {
 export function applyCeilings(results: Results): void {
   // A single-item row's ceiling: the hello-world measured last before it (the first, for rows before any).
   let baseline = results.rows.find((r) => r.config === 'baseline');
+  let peer: Row | null = null;
   const { ceilings } = results;
   for (const row of results.rows) {
     if (row.config === 'baseline') {
       baseline = row;
       continue;
     }
+    if (row.config === peerConfig) {
+      peer = row;
+      continue;
+    }
     if (row.bulkKind === null && baseline) {
       row.ceiling = { ceiling: 'hello-world', ceilingPerSec: baseline.reqPerSec, ratio: row.reqPerSec / baseline.reqPerSec };
+      if (peer && peer.scenario === `naive peer ${row.scenario}`) row.peer = { ceiling: 'naive peer', ceilingPerSec: peer.reqPerSec, ratio: row.reqPerSec / peer.reqPerSec };
     } else if (row.bulkKind !== null && ceilings) {
       const write = ceilings.best[row.bulkKind].rowsPerSec;
       row.ceiling = { ceiling: `write: ${row.bulkKind} rows`, ceilingPerSec: write, ratio: row.itemsPerSec / write };
@@ -83,6 +93,10 @@ export function targetLines(results: Results): TargetLine[] {
     const ratio = r.ceiling?.ratio ?? null;
     const ceiling = r.ceiling ? `hello-world ${whole(r.ceiling.ceilingPerSec)} req/s` : '-';
     lines.push({ target: `${r.scenario}, PROJECTIONS=off`, measured: `${whole(r.reqPerSec)} req/s`, ceiling, ratio, goal: `>= ${goals.singleVsHelloWorld}`, met: ratio === null ? null : ratio >= goals.singleVsHelloWorld, otherCores: r.cpuCores.other });
+    if (r.peer) {
+      const vsPeer = r.peer.ratio;
+      lines.push({ target: `${r.scenario} against the naive peer, PROJECTIONS=off`, measured: `${whole(r.reqPerSec)} req/s`, ceiling: `naive peer ${whole(r.peer.ceilingPerSec)} req/s`, ratio: vsPeer, goal: `>= ${goals.singleVsPeer}`, met: vsPeer >= goals.singleVsPeer, otherCores: r.cpuCores.other });
+    }
   }
   for (const r of off.filter((row) => row.bulkKind !== null)) {
     const ratio = r.ceiling?.ratio ?? null;

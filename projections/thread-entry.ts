@@ -13,6 +13,14 @@ import type { FromProjectionThread, ProjectionThreadData, ToProjectionThread } f
  */
 if (!parentPort) throw new Error('thread-entry.js runs as a worker thread of the service');
 const port = parentPort;
+
+/**
+ * Smaller batches than a worker process's (5,000): the service's process holds the API's heap and
+ * this thread's, and with batches of 5,000 profiles it peaked at 303 to 334 MB under users bulk,
+ * against 255 to 257 MB with 1,000 (docs/performance.md, run I); freshness and the import to
+ * visible did not change with it.
+ */
+const threadBatchSize = 1_000;
 const { config, logLevel } = workerData as ProjectionThreadData;
 const log = createLogger(logLevel);
 const address = await openedDatabaseAddress(config, log);
@@ -26,7 +34,7 @@ const workers = startProjectionWorker({
   store,
   log,
   metrics,
-  batchSize: config.projectionBatchSize,
+  batchSize: config.projectionBatchSize ?? threadBatchSize,
   pollMs: config.projectionPollMs,
   leaseMs: config.projectionLeaseMs,
   lanes: config.projectionLanes,

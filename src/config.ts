@@ -36,8 +36,8 @@ export interface Config {
   logLevel: string;
   /** Whether `npm start` also runs the projection workers (PROJECTIONS=off: API only). */
   runProjections: boolean;
-  /** Events a projection reads and applies per transaction. */
-  projectionBatchSize: number;
+  /** Events a projection reads and applies per transaction; unset: the worker's default (projections/runner/worker.ts, or less in `npm start`'s thread). */
+  projectionBatchSize: number | undefined;
   /** How long a caught-up projection worker waits before looking for events from other processes. */
   projectionPollMs: number;
   /** How long a projection worker's claim on a part lasts unless renewed: a dead worker's parts go to the others after it. */
@@ -102,7 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),
     logLevel: env.LOG_LEVEL || 'info',
     runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
-    projectionBatchSize: Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 5_000)),
+    projectionBatchSize: env.PROJECTION_BATCH_SIZE ? Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 1)) : undefined,
     projectionPollMs: Math.max(1, intSetting(env, 'PROJECTION_POLL_MS', 100)),
     projectionLeaseMs: Math.max(1_000, intSetting(env, 'PROJECTION_LEASE_MS', 6_000)),
     projectionLanes: Math.max(1, intSetting(env, 'PROJECTION_LANES', 4)),

@@ -18,6 +18,9 @@ import { SharedCatchUp } from './shared-catch-up.js';
 import { workerName } from './worker-name.js';
 import { WorkerSignals } from './worker-signals.js';
 
+/** Events a batch reads and applies at most, unless told otherwise (PROJECTION_BATCH_SIZE). */
+export const defaultBatchSize = 5_000;
+
 /** What a worker reads the store with. */
 export type WorkerStore = Pick<EventStore, 'readAll' | 'backlog' | 'mayRepeatEventIds' | 'scanAccounts' | 'comparePositions'>;
 
@@ -267,7 +270,7 @@ export class ProjectionWorker {
       mayRepeatEventIds: this.options.store.mayRepeatEventIds === true,
       cursors: this.cursors,
       projections: this.options.projections,
-      batchSize: this.options.batchSize ?? 5_000,
+      batchSize: this.options.batchSize ?? defaultBatchSize,
       batchBytes: this.options.batchBytes,
       leaseMs: this.leaseMs,
       log: this.log,
