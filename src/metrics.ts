@@ -151,10 +151,17 @@ export class Metrics {
     this.threads.push(thread);
   }
 
-  /** The exposition text of these metrics and those of the threads included, summed by name and labels. */
+  /**
+   * The exposition text of these metrics and those of the threads included: a metric a thread has
+   * values of is summed over them by labels; the others are this registry's as they are (summing
+   * them all would apply prom-client's cluster rules, which drop process_start_time_seconds).
+   */
   async text(): Promise<string> {
     if (this.threads.length === 0) return this.registry.metrics();
-    const all = await Promise.all([this.registry.getMetricsAsJSON(), ...this.threads.map((thread) => thread())]);
-    return AggregatorRegistry.aggregate(all).metrics();
+    const [own, ...others] = await Promise.all([this.registry.getMetricsAsJSON(), ...this.threads.map((thread) => thread())]);
+    const fromThreads = new Set(others.flat().filter((metric) => metric.values.length > 0).map((metric) => metric.name));
+    const summed = AggregatorRegistry.aggregate([own, ...others].map((metrics) => metrics.filter((metric) => fromThreads.has(metric.name))));
+    const ownOnly = await Promise.all(own.filter((metric) => !fromThreads.has(metric.name)).map((metric) => this.registry.getSingleMetricAsString(metric.name)));
+    return `${ownOnly.join('\n')}\n${await summed.metrics()}`;
   }
 }

@@ -77,6 +77,7 @@ describe('the service on its embedded database (e2e)', function () {
       expect(sample(page, 'tracking_projection_parts_held'), page).to.equal(16);
       expect(sample(page, 'tracking_http_requests_total', 'method="POST",route="/v1/accounts/:license/users",status="200"'), page).to.equal(1);
       expect(page.match(/^process_resident_memory_bytes /gm), 'the process metrics once').to.have.length(1);
+      expect(sample(page, 'process_start_time_seconds'), 'the process start time').to.be.a('number');
 
       // `npm run worker` beside `npm start` uses its embedded server, and gets its share of the
       // parts: the service's worker gives up half of its 16 (docs/projections.md).
