@@ -62,9 +62,10 @@ export function startProjectionThread(config: Config, log: Logger): ProjectionTh
       waiting.clear();
       if (stopping) return;
       // A thread that ran a while before dying starts again quickly; one that dies at once backs off.
-      restartMs = Date.now() - ranSince > 60_000 ? firstRestartMs : Math.min(restartMs * 2, 60_000);
-      log.error({ code, restartInMs: restartMs }, 'projection thread exited; starting it again');
-      restartTimer = setTimeout(start, restartMs);
+      const delayMs = Date.now() - ranSince > 60_000 ? firstRestartMs : restartMs;
+      restartMs = Math.min(delayMs * 2, 60_000);
+      log.error({ code, restartInMs: delayMs }, 'projection thread exited; starting it again');
+      restartTimer = setTimeout(start, delayMs);
     });
   };
   start();

@@ -67,7 +67,8 @@ describe('projection thread (int)', function () {
     const first = await soleOwner();
     // A message the thread cannot handle throws in it: the thread dies as it would on a bug.
     started.wake(null as unknown as string[]);
-    await eventually(async () => lines.some((line) => line.msg === 'projection thread exited; starting it again'), 5_000, () => 'the exit logged');
+    const exit = await eventually(async () => lines.find((line) => line.msg === 'projection thread exited; starting it again'), 5_000, () => 'the exit logged');
+    expect(exit.restartInMs, 'the first restart after 1 s').to.equal(1_000);
     const second = await eventually(async () => {
       const owner = await soleOwner();
       return owner !== first && owner;
