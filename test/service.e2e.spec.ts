@@ -9,6 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
 import { startService } from '../src/server.js';
 import { storedTrackIds } from './support/database.js';
+import { eventually } from './support/eventually.js';
 import { sample } from './support/metrics.js';
 import { post, ServiceProcess } from './support/service-process.js';
 
@@ -72,9 +73,12 @@ describe('the service on its embedded database (e2e)', function () {
       expect(lead.body).to.include({ userId: 'u-1', firstName: 'Ann', opt_in_sms: true, points: 0 });
 
       // The projections run in a thread of their own; /metrics serves theirs with the service's.
-      const page = await (await fetch(`${base}/metrics`)).text();
-      expect(sample(page, 'tracking_projection_events_applied_total', 'projection="leads"'), page).to.equal(1);
-      expect(sample(page, 'tracking_projection_parts_held'), page).to.equal(16);
+      // The thread counts a batch once it has committed, and its parts with its lag, every 2 s.
+      const page = await eventually(async () => {
+        const text = await (await fetch(`${base}/metrics`)).text();
+        const applied = sample(text, 'tracking_projection_events_applied_total', 'projection="leads"');
+        return applied === 1 && sample(text, 'tracking_projection_parts_held') === 16 && text;
+      }, 10_000, () => 'the thread\'s applied event and its 16 parts at /metrics');
       expect(sample(page, 'tracking_http_requests_total', 'method="POST",route="/v1/accounts/:license/users",status="200"'), page).to.equal(1);
       expect(page.match(/^process_resident_memory_bytes /gm), 'the process metrics once').to.have.length(1);
       expect(sample(page, 'process_start_time_seconds'), 'the process start time').to.be.a('number');
