@@ -35,7 +35,7 @@ export interface ProjectionThread {
 /**
  * The projection worker of `npm start`, in a thread of the service's process: its folds and its
  * garbage never stall the event loop that answers requests, nor requests its batches. Under
- * another account's import, a probe's profile reached its Leads in 34-38 ms at p50 and 314-399 ms
+ * another account's import, a probe's profile reached its Leads in 27-38 ms at p50 and 289-508 ms
  * at p99 this way, against 47-75 and 454-646 ms on one event loop (docs/performance.md, run I).
  */
 export function startProjectionThread(config: Config, log: Logger): ProjectionThread {
