@@ -67,20 +67,36 @@ async function serviceTarget(service: RunningService, account: Account, store: p
   };
 }
 
-/** The hello-world, measured like a single-item scenario: the ceiling of one small JSON request. */
-async function measureBaseline(children: Child[]): Promise<Row> {
+/**
+ * A reference server of the bench (its script in dist/bench), started for one scenario: `scenarioAt`
+ * gives the scenario and its target on the server's URL once it answers /healthz; stopped after.
+ */
+async function measureServer(
+  children: Child[],
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  scenarioAt: (url: string, child: Child) => Promise<[Scenario, Target]>,
+): Promise<Row> {
   const port = await freePort();
-  const baseline = startChild('baseline', join(root, 'dist', 'bench', 'baseline-server.js'), { ...process.env, PORT: String(port) }, root);
-  children.push(baseline);
+  const child = startChild(name, join(root, 'dist', 'bench', script), { ...process.env, ...env, PORT: String(port) }, root);
+  children.push(child);
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitHealthy(baseline, `${url}/healthz`, 30_000);
-    // Same body size as a single event, so the baseline parses as much JSON as the service.
-    const scenario: Scenario = { name: 'baseline hello-world', config: 'baseline', path: '/hello', items: 1, bulkKind: null, body: eventBody, verify: (r) => r === '{"ok":true}' };
-    return await measure(scenario, { url, headers: json, child: baseline, worker: null, pgPid: null, store: null });
+    await waitHealthy(child, `${url}/healthz`, 30_000);
+    return await measure(...(await scenarioAt(url, child)));
   } finally {
-    say(`baseline stopped (SIGTERM): ${await stopChild(baseline, 30_000)}`);
+    say(`${name} stopped (SIGTERM): ${await stopChild(child, 30_000)}`);
   }
+}
+
+/** The hello-world, measured like a single-item scenario: the ceiling of one small JSON request. */
+function measureBaseline(children: Child[]): Promise<Row> {
+  return measureServer(children, 'baseline', 'baseline-server.js', {}, async (url, child) => [
+    // Same body size as a single event, so the baseline parses as much JSON as the service.
+    { name: 'baseline hello-world', config: 'baseline', path: '/hello', items: 1, bulkKind: null, body: eventBody, verify: (r) => r === '{"ok":true}' },
+    { url, headers: json, child, worker: null, pgPid: null, store: null },
+  ]);
 }
 
 /**
@@ -88,19 +104,11 @@ async function measureBaseline(children: Child[]): Promise<Row> {
  * same kind, on the service's PostgreSQL: the simple thing a user would write instead.
  */
 async function measureNaivePeer(children: Child[], dataDir: string, service: Scenario): Promise<Row> {
-  const port = await freePort();
-  const env = { ...process.env, PORT: String(port), DATABASE_URL: await storeUrl(dataDir) };
-  const peer = startChild('naive peer', join(root, 'dist', 'bench', 'naive-peer-server.js'), env, root);
-  children.push(peer);
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitHealthy(peer, `${url}/healthz`, 30_000);
-    const kind = service.path.slice(service.path.lastIndexOf('/') + 1);
-    const scenario: Scenario = { ...service, name: `naive peer ${service.name}`, config: 'naive peer', path: `/v1/accounts/peer/${kind}` };
-    return await measure(scenario, { url, headers: json, child: peer, worker: null, pgPid: await postmasterPid(dataDir), store: null, peer: true });
-  } finally {
-    say(`naive peer stopped (SIGTERM): ${await stopChild(peer, 30_000)}`);
-  }
+  const kind = service.path.slice(service.path.lastIndexOf('/') + 1);
+  return measureServer(children, 'naive peer', 'naive-peer-server.js', { DATABASE_URL: await storeUrl(dataDir) }, async (url, child) => [
+    { ...service, name: `naive peer ${service.name}`, config: 'naive peer', path: `/v1/accounts/peer/${kind}` },
+    { url, headers: json, child, worker: null, pgPid: await postmasterPid(dataDir), store: null, peer: true },
+  ]);
 }
 
 export async function ingestGroups(dataDir: string, adminToken: string, children: Child[]): Promise<IngestResults> {

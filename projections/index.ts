@@ -1,3 +1,4 @@
+import type { Config } from '../src/config.js';
 import { createPool, type ServerAddress } from '../src/db/pool.js';
 import { leadsProjection } from './leads/projection.js';
 import { productsProjection } from './products/projection.js';
@@ -17,6 +18,17 @@ export const projections: readonly Projection[] = [leadsProjection, userEventsPr
 
 export function projectionNamed(name: string): Projection | undefined {
   return projections.find((p) => p.name === name);
+}
+
+/** The worker's settings from the environment (PROJECTION_*, QUERY_TIMEOUT_MS). */
+export function workerSettings(config: Config): Pick<WorkerOptions, 'batchSize' | 'pollMs' | 'leaseMs' | 'lanes'> & { queryTimeoutMs: number } {
+  return {
+    queryTimeoutMs: config.queryTimeoutMs,
+    batchSize: config.projectionBatchSize,
+    pollMs: config.projectionPollMs,
+    leaseMs: config.projectionLeaseMs,
+    lanes: config.projectionLanes,
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { createPool } from '../src/db/pool.js';
 import { createEventStore } from '../src/eventstore/index.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
-import { startProjectionWorker } from './index.js';
+import { startProjectionWorker, workerSettings } from './index.js';
 import type { FromProjectionThread, ProjectionThreadData, ToProjectionThread } from './thread-host.js';
 
 /**
@@ -29,15 +29,12 @@ const store = createEventStore(config, pool, log);
 // The process's own metrics (CPU, memory, event loop) are the service thread's.
 const metrics = new Metrics(false);
 const workers = startProjectionWorker({
+  ...workerSettings(config),
+  batchSize: config.projectionBatchSize ?? threadBatchSize,
   databaseUrl: address,
-  queryTimeoutMs: config.queryTimeoutMs,
   store,
   log,
   metrics,
-  batchSize: config.projectionBatchSize ?? threadBatchSize,
-  pollMs: config.projectionPollMs,
-  leaseMs: config.projectionLeaseMs,
-  lanes: config.projectionLanes,
 });
 
 const reply = (message: FromProjectionThread): void => port.postMessage(message);

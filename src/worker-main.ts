@@ -1,4 +1,4 @@
-import { startProjectionWorker } from '../projections/index.js';
+import { startProjectionWorker, workerSettings } from '../projections/index.js';
 import { loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrate } from './db/migrate.js';
@@ -39,17 +39,7 @@ try {
   const pool = createPool(database.address, 4, config.queryTimeoutMs);
   const store = createEventStore(config, pool, log);
   const metrics = new Metrics();
-  const workers = startProjectionWorker({
-    databaseUrl: database.address,
-    queryTimeoutMs: config.queryTimeoutMs,
-    store,
-    log,
-    metrics,
-    batchSize: config.projectionBatchSize,
-    pollMs: config.projectionPollMs,
-    leaseMs: config.projectionLeaseMs,
-    lanes: config.projectionLanes,
-  });
+  const workers = startProjectionWorker({ ...workerSettings(config), databaseUrl: database.address, store, log, metrics });
   // WORKER_PORT: /livez, /readyz and /metrics of this worker (lag, apply rate, parts held).
   const opsServer = config.workerPort === null ? null : await startOpsServer({
     registry: metrics.registry,

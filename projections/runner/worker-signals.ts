@@ -9,7 +9,8 @@ import { FailureBackoff } from './failure-backoff.js';
 export class WorkerSignals {
   private stoppedNow = false;
   private wakeLoop: (() => void) | null = null;
-  private wakeLanes: (() => void)[] = [];
+  /** Lanes waiting for a job. */
+  private readonly wakeLanes = new Set<() => void>();
   /** Sleeps that a stop ends. */
   private readonly onStop = new Set<() => void>();
   /** Set by a wake of the loop, cleared when the loop starts a pass. */
@@ -33,7 +34,7 @@ export class WorkerSignals {
   /** Ends every wait but the timed sleeps (which only a stop ends). */
   wakeAll(): void {
     this.wakeLoop?.();
-    for (const wake of this.wakeLanes.splice(0)) wake();
+    for (const wake of [...this.wakeLanes]) wake();
     if (this.stoppedNow) for (const stop of [...this.onStop]) stop();
   }
 
@@ -64,17 +65,7 @@ export class WorkerSignals {
 
   /** Sleeps `ms`, or less if the worker stops. */
   sleepFor(ms: number): Promise<void> {
-    if (this.stoppedNow) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const stops = this.onStop;
-      function done(): void {
-        clearTimeout(timer);
-        stops.delete(done);
-        resolve();
-      }
-      stops.add(done);
-    });
+    return this.stoppedNow ? Promise.resolve() : timedWait(this.onStop, ms);
   }
 
   /** The discovery loop's wait between passes: `ms`, or until a wake or the stop. */
@@ -93,17 +84,19 @@ export class WorkerSignals {
 
   /** A lane's wait until there may be a job (a mark, a claim), `ms` at most, or the stop. */
   laneIdle(ms: number): Promise<void> {
-    if (this.stoppedNow) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wakeLanes = this.wakeLanes;
-      function done(): void {
-        clearTimeout(timer);
-        const i = wakeLanes.indexOf(done);
-        if (i >= 0) wakeLanes.splice(i, 1);
-        resolve();
-      }
-      wakeLanes.push(done);
-    });
+    return this.stoppedNow ? Promise.resolve() : timedWait(this.wakeLanes, ms);
   }
+}
+
+/** Waits `ms`, or until the end it puts in `waiters` is called; either way the end leaves `waiters`. */
+function timedWait(waiters: Set<() => void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      waiters.delete(done);
+      resolve();
+    }
+    waiters.add(done);
+  });
 }
