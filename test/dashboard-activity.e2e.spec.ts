@@ -63,6 +63,8 @@ describe('dashboard overview and warnings (e2e)', () => {
         expect(await totalsOf(page, period, 'products').count()).to.equal(0);
       }
       // Drawn by uPlot on a canvas, with its legend; the table says the same for those who cannot see it.
+      // The chart library loads when a chart is first drawn.
+      await page.locator('.chart canvas').nth(1).waitFor();
       expect(await page.locator('.chart canvas').count()).to.equal(2);
       const legend = await page.locator('.chart .u-legend').first().textContent();
       expect(legend).to.include('events accepted').and.include('events rejected').and.include('users accepted');

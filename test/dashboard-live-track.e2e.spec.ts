@@ -60,11 +60,15 @@ describe('dashboard live events and track lookup (e2e)', () => {
         // Posted with the page open: listed within 2 s, newest first.
         const first = await postEvent(account, 'Viewed', { note: injection });
         await liveRow(page, first).waitFor({ timeout: 2_000 });
-        const second = await postEvent(account, 'Clicked');
+        const second = await postEvent(account, `Clicked at ${width}`);
         await liveRow(page, second).waitFor({ timeout: 2_000 });
         const bodyRows = page.locator('table.live-table tbody tr');
         expect(await bodyRows.first().textContent()).to.include(second);
-        expect(await liveRow(page, first).textContent()).to.include('events').and.include('EventTracked');
+        // A row names the event, its user and the start of its payload, the client's text as text.
+        const firstRow = liveRow(page, first);
+        expect(await firstRow.locator('td[data-label="Item"]').textContent()).to.equal('Viewed');
+        expect(await firstRow.locator('td[data-label="User"]').textContent()).to.equal('u-live');
+        expect(await firstRow.locator('td[data-label="Payload"]').textContent()).to.equal(JSON.stringify({ note: injection }));
 
         // Paused: no poll, so an item stored meanwhile is not shown; resumed, it is.
         const pause = page.getByRole('button', { name: 'Pause' });
@@ -88,9 +92,27 @@ describe('dashboard live events and track lookup (e2e)', () => {
         await page.getByLabel('Kind').selectOption('users');
         await liveRow(page, user).waitFor({ timeout: 2_000 });
         expect(await liveRow(page, first).count()).to.equal(0);
-        for (const kind of await bodyRows.locator('td:nth-child(2)').allTextContents()) expect(kind).to.equal('users');
+        for (const item of await bodyRows.locator('td[data-label="Item"]').allTextContents()) expect(item).to.equal('profile');
         await page.getByLabel('Kind').selectOption('');
         await liveRow(page, first).waitFor();
+
+        // By event name, then by user: only what matches, newer matches still coming in.
+        await page.getByLabel('Event name').fill(`Clicked at ${width}`);
+        await page.getByRole('button', { name: 'Filter' }).click();
+        // The filtered list replaces the whole list: the first event goes, the second stays.
+        await liveRow(page, first).waitFor({ state: 'detached', timeout: 2_000 });
+        await liveRow(page, second).waitFor({ timeout: 2_000 });
+        const clickedAgain = await postEvent(account, `Clicked at ${width}`);
+        await liveRow(page, clickedAgain).waitFor({ timeout: 2_000 });
+        expect(await bodyRows.count()).to.equal(2);
+        await page.getByLabel('Event name').fill('');
+        await page.getByLabel('User').fill(`u-${width}`);
+        await page.getByRole('button', { name: 'Filter' }).click();
+        await liveRow(page, second).waitFor({ state: 'detached', timeout: 2_000 });
+        await liveRow(page, user).waitFor({ timeout: 2_000 });
+        expect(await bodyRows.count()).to.equal(1);
+        await page.getByRole('button', { name: 'Clear' }).click();
+        await liveRow(page, first).waitFor({ timeout: 2_000 });
 
         // Another account's items are never listed.
         expect(await liveRow(page, foreign).count()).to.equal(0);

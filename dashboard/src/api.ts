@@ -248,12 +248,17 @@ export interface LiveItem {
   trackID: string;
   kind: LiveKind;
   eventType: string;
+  name: string | null;
+  userId: string | null;
+  anonymousId: string | null;
+  productId: string | null;
+  preview: string | null;
   receivedAt: string;
   stream: string;
   globalPosition: number;
 }
 
-export const liveEvents = (license: string, query: { kind?: LiveKind; limit?: number; after?: string; before?: string } = {}) =>
+export const liveEvents = (license: string, query: { kind?: LiveKind; name?: string; user?: string; limit?: number; after?: string; before?: string } = {}) =>
   call<{ items: LiveItem[]; cursor: string; olderCursor: string | null }>('GET', withQuery(`${accountPath(license)}/live`, { ...query }));
 
 // ---- ingestion warnings ----

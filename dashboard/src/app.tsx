@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { accountsChanged, currentSession, listAccounts, onUnauthorized, signOut, type AccountSummary, type Session } from './api';
 import { ErrorText, PageHeading } from './components';
+import { PageBoundary } from './components/page-boundary';
 import { ApiReferencePage, apiReferencePath } from './pages/api-reference';
 import { routes } from './pages/index';
 import type { PageRoute } from './pages/page';
@@ -101,7 +102,9 @@ function Dashboard({ session, onSignedOut }: { session: Session; onSignedOut: ()
             <p>Pick an account first.</p>
           </section>
         ) : (
-          <found.route.page session={session} license={found.route.accountScoped ? license : null} params={found.params} />
+          <PageBoundary key={path} title={found.route.title}>
+            <found.route.page session={session} license={found.route.accountScoped ? license : null} params={found.params} />
+          </PageBoundary>
         )}
       </main>
     </>

@@ -24,9 +24,23 @@ export interface LiveItem {
   trackID: string;
   kind: LiveKind;
   eventType: string;
+  /** The eventName of an event or product event; null for profiles, merges and products. */
+  name: string | null;
+  userId: string | null;
+  anonymousId: string | null;
+  productId: string | null;
+  /** The start of the payload as JSON text (eventData, properties, or the profile's fields), cut with '…'. */
+  preview: string | null;
   receivedAt: string;
   stream: string;
   globalPosition: number;
+}
+
+/** The list narrowed: by kind, by an event name, by a person (their userId or anonymousId). */
+export interface LiveFilter {
+  kind?: LiveKind;
+  name?: string;
+  user?: string;
 }
 
 export interface LivePage {
@@ -57,7 +71,7 @@ export function decodeLiveCursor(cursor: string): bigint | null {
  * `after`, only those indexed after it (the latest `limit` of them when there are more); with
  * `before`, only those indexed before it. At most what fits a reply in bytes (countFitting).
  */
-export async function liveEvents(pool: Pool, accountId: string, options: { kind?: LiveKind; limit: number; after?: bigint; before?: bigint }): Promise<LivePage> {
+export async function liveEvents(pool: Pool, accountId: string, options: LiveFilter & { limit: number; after?: bigint; before?: bigint }): Promise<LivePage> {
   const { rows } = await pool.query<{
     track_id: string;
     event_type: EventType;
@@ -65,15 +79,30 @@ export async function liveEvents(pool: Pool, accountId: string, options: { kind?
     global_position: number;
     recorded_at: Date;
     indexed_order: string;
-  }>(
-    latestOfAccount,
-    [accountId, options.limit + 1, options.after?.toString() ?? null, options.kind ? typesOfKind(options.kind) : null, options.before?.toString() ?? null],
-  );
+    item_name: string | null;
+    user_id: string | null;
+    anonymous_id: string | null;
+    product_id: string | null;
+    preview: string | null;
+  }>(latestOfAccount, [
+    accountId,
+    options.limit + 1,
+    options.after?.toString() ?? null,
+    options.kind ? typesOfKind(options.kind) : null,
+    options.before?.toString() ?? null,
+    options.name ?? null,
+    options.user ?? null,
+  ]);
   const newest = rows[0] ? BigInt(rows[0].indexed_order) : (options.after ?? 0n);
   const items = rows.slice(0, options.limit).map((row) => ({
       trackID: row.track_id,
       kind: liveKindOf[row.event_type],
       eventType: row.event_type,
+      name: row.item_name,
+      userId: row.user_id,
+      anonymousId: row.anonymous_id,
+      productId: row.product_id,
+      preview: row.preview,
       // When the store recorded it: shortly after its receipt, before the item was acknowledged.
       receivedAt: row.recorded_at.toISOString(),
       stream: row.stream_name,

@@ -1,10 +1,12 @@
 import { eventTypes, type RecordedEvent } from '../../src/eventstore/port.js';
 import type { Db, Projection } from '../runner/projection.js';
 import { writeRows } from '../rows-sql.js';
+import { liveDetailsOf } from './details.js';
 import { insertRepeats, insertTrackIndex } from './sql.js';
 
 /**
- * trackID to its stored event(s): where auditors start. An event id stored twice (EventStoreDB may,
+ * trackID to its stored event(s): where auditors start, and the Live events list (with each item's
+ * name, person, product and the start of its payload: details.ts). An event id stored twice (EventStoreDB may,
  * docs/eventstoredb.md) keeps its first copy as its one row; the later copies are recorded apart,
  * as repeats of it, not as items of their own.
  */
@@ -12,7 +14,6 @@ export const trackIndexProjection: Projection = {
   name: 'track-index',
   eventTypes,
   tables: ['track_index', 'track_index_repeats'],
-  readsData: false,
   keyedByEventId: true,
 
   async apply(db: Db, events: RecordedEvent[]): Promise<void> {
@@ -25,6 +26,7 @@ export const trackIndexProjection: Projection = {
       stream_position: event.streamPosition,
       global_position: event.globalPosition,
       recorded_at: event.recordedAt,
+      ...liveDetailsOf(event),
     }));
     const indexed = await writeRows(db, insertTrackIndex, rows);
     // A row not written is an id indexed before (or twice in this batch): look for later copies

@@ -5,7 +5,21 @@ import { insertRows, onceByEventId } from '../rows-sql.js';
 /** $1 a JSON array of track_index rows. */
 export const insertTrackIndex = insertRows(
   'track_index',
-  ['event_id', 'track_id', 'account_id', 'event_type', 'stream_name', 'stream_position', 'global_position', 'recorded_at'],
+  [
+    'event_id',
+    'track_id',
+    'account_id',
+    'event_type',
+    'stream_name',
+    'stream_position',
+    'global_position',
+    'recorded_at',
+    'item_name',
+    'user_id',
+    'anonymous_id',
+    'product_id',
+    'preview',
+  ],
   onceByEventId,
 );
 
@@ -45,12 +59,19 @@ export const trackedEvents = `SELECT event_id, stream_name, stream_position, glo
 /**
  * The latest indexed events of account $1, latest first: $2 how many, $3 only those indexed after
  * this indexed_order (null: any), $4 only these event types (null: any), $5 only those indexed
- * before this indexed_order (null: any). Walks the index track_index_by_account from the latest
- * row (or $5) down, stopping at $3 or after $2 rows.
+ * before this indexed_order (null: any), $6 only events of this name (null: any), $7 only items of
+ * this person, userId or else anonymousId (null: anyone). Walks an index of the account's rows
+ * (track_index_by_account, or by name or person when filtered) from the latest row (or $5) down,
+ * stopping at $3 or after $2 rows. The filters' `IS NULL` tests fold away when the statement is
+ * planned with its values, so the filtered indexes serve them.
  */
-export const latestOfAccount = `SELECT track_id, event_type, stream_name, global_position, recorded_at, indexed_order FROM track_index
+export const latestOfAccount = `SELECT track_id, event_type, stream_name, global_position, recorded_at, indexed_order,
+    item_name, user_id, anonymous_id, product_id, preview
+  FROM track_index
   WHERE account_id = $1 AND ($3::bigint IS NULL OR indexed_order > $3) AND ($4::text[] IS NULL OR event_type = ANY ($4))
     AND ($5::bigint IS NULL OR indexed_order < $5)
+    AND ($6::text IS NULL OR item_name = $6)
+    AND ($7::text IS NULL OR coalesce(user_id, anonymous_id) = $7)
   ORDER BY indexed_order DESC
   LIMIT $2`;
 

@@ -114,7 +114,10 @@ export function readRoutes(services: Services): Router {
     const after = cursorOf(req, decodeLiveCursor, 'after');
     const before = cursorOf(req, decodeLiveCursor, 'before');
     const limit = limitOf(req, { max: maxLiveLimit });
-    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, limit, after, before }));
+    // Exact matches: an event's name, a person's userId or anonymousId. Empty means no filter.
+    const name = stringQuery(req, 'name') || undefined;
+    const user = stringQuery(req, 'user') || undefined;
+    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, name, user, limit, after, before }));
   });
 
   router.use(activityRoutes(services));

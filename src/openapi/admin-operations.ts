@@ -181,6 +181,8 @@ export const readOperations: OperationDoc[] = takingAdminToken([
   read('live', 'list-live-events', "The account's latest stored items", 'Newest first; poll with the `cursor` of the previous reply as `after`.', 'LivePage', {
     parameters: [
       query('kind', 'Only items of this endpoint (empty: all).', { enum: [...liveKinds, ''] }),
+      query('name', "Only events and product events of this exact eventName (empty: all)."),
+      query('user', 'Only items of the person with this exact userId or anonymousId (empty: everyone).'),
       limitParameter(200, 50),
       query('after', 'A `cursor` of an earlier reply: only items indexed since.'),
       query('before', 'An `olderCursor` of an earlier reply: only items indexed before those.'),

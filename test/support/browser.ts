@@ -118,6 +118,10 @@ export interface PageOptions {
    * console error "Failed to load resource", which is no problem for them.
    */
   expectedFailedLoads?: string[];
+  /** The browser's time zone (IANA name); the machine's when not given. */
+  timezoneId?: string;
+  /** What `navigator.language` says, even a tag Intl refuses ('en-US@posix', as under LANG=C). */
+  language?: string;
 }
 
 const reportViolations = `document.addEventListener('securitypolicyviolation', (event) => {
@@ -131,8 +135,18 @@ const reportViolations = `document.addEventListener('securitypolicyviolation', (
 export async function openPage(browser: Browser, options: PageOptions = {}): Promise<WatchedPage> {
   // A locale of its own: under LANG=C the browser's language would be 'en-US@posix', a tag Intl
   // refuses (uPlot formats numbers in the browser's language).
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 800 }, locale: 'en-US' });
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
+    locale: 'en-US',
+    ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+  });
   const page = await context.newPage();
+  if (options.language !== undefined) {
+    // Before any script of the page runs; defined on the prototype, as the browser's own is.
+    await page.addInitScript({
+      content: `Object.defineProperty(Navigator.prototype, 'language', { get: () => ${JSON.stringify(options.language)}, configurable: true });`,
+    });
+  }
   const problems: string[] = [];
   const expected = options.expectedFailedLoads ?? [];
   await page.addInitScript({ content: reportViolations });

@@ -1,7 +1,8 @@
 import type { StoredAt, StoredEvent, TrackLookup } from '../api';
-import { formatTime } from './format';
+import { instantText } from './format';
 import { JsonText } from './json-text';
 import { TruncatedPayload } from './truncated-payload';
+import { When } from './when';
 
 /** An event's data or metadata: as JSON text, or, when the lookup left it out, its marker and a button to load it. */
 function Part({ license, event, part, label }: { license: string; event: StoredEvent; part: 'data' | 'metadata'; label?: string }) {
@@ -39,7 +40,7 @@ export function TrackEvents({ license, lookup, level = 2 }: { license: string; l
             <dt>Global position</dt>
             <dd>{event.globalPosition}</dd>
             <dt>Recorded</dt>
-            <dd>{formatTime(event.recordedAt)}</dd>
+            <dd><When at={event.recordedAt} /></dd>
             <dt>Event id</dt>
             <dd>
               <code>{event.eventId}</code>
@@ -69,7 +70,7 @@ export function TrackEvents({ license, lookup, level = 2 }: { license: string; l
 }
 
 /** Where a copy is, as text. */
-const placeText = (at: StoredAt): string => `stream ${at.stream}, position ${at.streamPosition}, global position ${at.globalPosition}, recorded ${formatTime(at.recordedAt)}`;
+const placeText = (at: StoredAt): string => `stream ${at.stream}, position ${at.streamPosition}, global position ${at.globalPosition}, recorded ${instantText(at.recordedAt)}`;
 
 function StreamTable({ license, stream, events, own, Sub }: { license: string; stream: string; events: StoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
   const first = events[0]?.streamPosition ?? 0;
@@ -102,7 +103,7 @@ function StreamTable({ license, stream, events, own, Sub }: { license: string; s
                   {event.repeatOf ? <span class="repeat-of"> (repeat of stream position {event.repeatOf.streamPosition})</span> : null}
                   {event.alsoStoredAt ? <span class="also-stored-at"> (also stored at {event.alsoStoredAt.map((at) => at.streamPosition).join(', ')})</span> : null}
                 </td>
-                <td data-label="Recorded">{formatTime(event.recordedAt)}</td>
+                <td data-label="Recorded"><When at={event.recordedAt} /></td>
                 <td data-label="This trackID">{own.has(event.eventId) ? 'yes' : ''}</td>
                 <td data-label="Data">
                   <details>

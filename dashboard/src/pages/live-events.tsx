@@ -1,8 +1,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { liveEvents, lookupTrack, type LiveItem, type LiveKind, type TrackLookup } from '../api';
 import { ErrorText, PageHeading } from '../components';
-import { formatTime } from '../components/format';
 import { usePolling } from '../components/polling';
+import { When } from '../components/when';
 import { TrackEvents } from '../components/track-events';
 import { Link, pathTo } from '../router';
 import type { PageProps } from './page';
@@ -28,25 +28,31 @@ export function LiveEventsPage({ license }: PageProps) {
   const [error, setError] = useState<unknown>(null);
   const [paused, setPaused] = useState(false);
   const [kind, setKind] = useState<LiveKind | ''>('');
+  // The filters applied (on submit), and what the boxes hold meanwhile.
+  const [filter, setFilter] = useState<{ name: string; user: string }>({ name: '', user: '' });
+  const [typed, setTyped] = useState<{ name: string; user: string }>({ name: '', user: '' });
   const [opened, setOpened] = useState<string | null>(null);
   const cursor = useRef<string | undefined>(undefined);
   const [older, setOlder] = useState<string | null>(null);
   const [loadingOlder, setLoadingOlder] = useState(false);
 
-  // Another account or kind starts a new list.
+  // Another account, kind or filter starts a new list.
   useEffect(() => {
     cursor.current = undefined;
     setRows([]);
     setLoaded(false);
     setOpened(null);
-  }, [license, kind]);
+  }, [license, kind, filter]);
+
+  const query = { kind: kind || undefined, name: filter.name || undefined, user: filter.user || undefined };
+  const filtered = kind !== '' || filter.name !== '' || filter.user !== '';
 
   usePolling(
     async (wanted) => {
       if (!license) return;
       try {
         const after = cursor.current;
-        const reply = await liveEvents(license, { kind: kind || undefined, after, limit: after ? 200 : 50 });
+        const reply = await liveEvents(license, { ...query, after, limit: after ? 200 : 50 });
         if (!wanted()) return;
         cursor.current = reply.cursor;
         if (after === undefined) setOlder(reply.olderCursor);
@@ -60,7 +66,7 @@ export function LiveEventsPage({ license }: PageProps) {
     },
     pollMs,
     !paused && license !== null,
-    `${license}|${kind}`,
+    `${license}|${kind}|${filter.name}|${filter.user}`,
   );
 
   return (
@@ -82,9 +88,41 @@ export function LiveEventsPage({ license }: PageProps) {
           {paused ? 'Paused: new items are not fetched.' : 'Live: checked every second.'}
         </span>
       </div>
+      <form
+        class="toolbar live-filter"
+        aria-label="Filter the items"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setFilter({ name: typed.name.trim(), user: typed.user.trim() });
+        }}
+      >
+        <label for="live-name">Event name</label>
+        <input id="live-name" type="search" value={typed.name} placeholder="any" onInput={(event) => setTyped({ ...typed, name: (event.currentTarget as HTMLInputElement).value })} />
+        <label for="live-user">User</label>
+        <input
+          id="live-user"
+          type="search"
+          value={typed.user}
+          placeholder="userId or anonymousId"
+          onInput={(event) => setTyped({ ...typed, user: (event.currentTarget as HTMLInputElement).value })}
+        />
+        <button type="submit">Filter</button>
+        {filter.name !== '' || filter.user !== '' ? (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              setTyped({ name: '', user: '' });
+              setFilter({ name: '', user: '' });
+            }}
+          >
+            Clear
+          </button>
+        ) : null}
+      </form>
       <ErrorText error={error} />
       {!loaded && !error ? <p>Loading the latest items…</p> : null}
-      {loaded && rows.length === 0 ? <p>No item stored yet{kind ? ` of kind ${kind}` : ''}.</p> : null}
+      {loaded && rows.length === 0 ? <p>{filtered ? 'No stored item matches these filters yet.' : 'No item stored yet.'}</p> : null}
       {rows.length > 0 ? (
         <div class="table-box" tabIndex={0} role="region" aria-label="Latest items">
           <table class="live-table stack">
@@ -92,17 +130,23 @@ export function LiveEventsPage({ license }: PageProps) {
             <thead>
               <tr>
                 <th scope="col">Received</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Event type</th>
+                <th scope="col">Item</th>
+                <th scope="col">User</th>
+                <th scope="col">Payload</th>
                 <th scope="col">trackID</th>
               </tr>
             </thead>
             <tbody>
               {rows.map((row) => (
                 <tr key={row.globalPosition} class={opened === row.trackID ? 'selected' : undefined}>
-                  <td data-label="Received">{formatTime(row.receivedAt)}</td>
-                  <td data-label="Kind">{row.kind}</td>
-                  <td data-label="Event type">{row.eventType}</td>
+                  <td data-label="Received"><When at={row.receivedAt} /></td>
+                  <td data-label="Item">
+                    <ItemName row={row} />
+                  </td>
+                  <td data-label="User">
+                    <PersonOf row={row} />
+                  </td>
+                  <td data-label="Payload">{row.preview === null ? <span class="none">—</span> : <code class="preview">{row.preview}</code>}</td>
                   <td data-label="trackID">
                     <button type="button" class="link" aria-expanded={opened === row.trackID} onClick={() => setOpened(opened === row.trackID ? null : row.trackID)}>
                       <span class="visually-hidden">Show the stored JSON of </span>
@@ -123,7 +167,7 @@ export function LiveEventsPage({ license }: PageProps) {
             disabled={loadingOlder}
             onClick={() => {
               setLoadingOlder(true);
-              liveEvents(license, { kind: kind || undefined, before: older, limit: 50 })
+              liveEvents(license, { ...query, before: older, limit: 50 })
                 .then((reply) => {
                   setRows((shown) => [...shown, ...reply.items]);
                   setOlder(reply.olderCursor);
@@ -138,6 +182,47 @@ export function LiveEventsPage({ license }: PageProps) {
       {opened && license ? <StoredJsonPanel license={license} trackID={opened} onClose={() => setOpened(null)} /> : null}
     </section>
   );
+}
+
+/** What an item is: its event name (with the product of a product event), a profile, a merge or a product. */
+function ItemName({ row }: { row: LiveItem }) {
+  const product = row.productId === null ? null : <span class="hint"> product {row.productId}</span>;
+  switch (row.eventType) {
+    case 'EventTracked':
+    case 'ProductEventTracked':
+      return (
+        <>
+          <strong>{row.name ?? row.eventType}</strong>
+          {product}
+        </>
+      );
+    case 'UserUpserted':
+      return <>profile</>;
+    case 'ProfilesMerged':
+      return <>profiles merged</>;
+    default:
+      return <>product{product}</>;
+  }
+}
+
+/** The person of an item: the userId, else the anonymousId, named as which. */
+function PersonOf({ row }: { row: LiveItem }) {
+  if (row.userId !== null) {
+    return (
+      <>
+        <code>{row.userId}</code>
+        {row.anonymousId !== null ? <span class="hint"> anonymousId {row.anonymousId}</span> : null}
+      </>
+    );
+  }
+  if (row.anonymousId !== null) {
+    return (
+      <>
+        <code>{row.anonymousId}</code> <span class="hint">anonymous</span>
+      </>
+    );
+  }
+  return <span class="none">—</span>;
 }
 
 /** The track lookup of one row's trackID, in a panel under the list. */

@@ -1,10 +1,11 @@
 import { useMemo, useState } from 'preact/hooks';
 import { overview, type IngestEndpoint, type Overview, type TrafficBucket } from '../api';
 import { ErrorText, PageHeading } from '../components';
-import { formatCount, formatSeconds, formatTime } from '../components/format';
+import { formatCount, formatSeconds } from '../components/format';
 import { usePolling } from '../components/polling';
 import { TrafficChart, type ChartSeries } from '../components/traffic-chart';
 import type { PageProps } from './page';
+import { When } from '../components/when';
 
 const refreshMs = 10_000;
 const endpoints: IngestEndpoint[] = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'];
@@ -50,7 +51,7 @@ export function OverviewPage({ license }: PageProps) {
         <>
           <p class="lag">
             Read models: <strong>{lagText(data.overview.projections)}</strong>
-            <span class="hint"> · updated {formatTime(new Date(data.at).toISOString())}, every 10 seconds</span>
+            <span class="hint"> · updated <When at={new Date(data.at).toISOString()} />, every 10 seconds</span>
           </p>
           <Traffic title="Last hour, per minute" buckets={data.overview.perMinute} stepSeconds={60} steps={60} at={data.at} />
           <Traffic title="Last 7 days, per hour" buckets={data.overview.perHour} stepSeconds={3600} steps={168} at={data.at} />

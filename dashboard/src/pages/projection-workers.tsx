@@ -1,5 +1,6 @@
 import type { AccountLag, PartStatus, WorkerStatus } from '../api';
-import { formatCount, formatSeconds, formatTime } from '../components/format';
+import { formatCount, formatSeconds } from '../components/format';
+import { When } from '../components/when';
 
 /**
  * Who builds the read models: the workers alive, the parts (accounts hashed) each holds under a
@@ -33,8 +34,8 @@ export function WorkersTable({ workers }: { workers: WorkerStatus[] }) {
                     {formatCount(worker.parts.length)}
                     {worker.parts.length > 0 ? <div class="hint">{worker.parts.join(', ')}</div> : null}
                   </td>
-                  <td data-label="Started">{formatTime(worker.startedAt)}</td>
-                  <td data-label="Last heartbeat">{formatTime(worker.heartbeatAt)}</td>
+                  <td data-label="Started"><When at={worker.startedAt} /></td>
+                  <td data-label="Last heartbeat"><When at={worker.heartbeatAt} /></td>
                 </tr>
               ))}
             </tbody>
@@ -73,10 +74,10 @@ export function PartsTable({ parts }: { parts: PartStatus[] }) {
                 </th>
                 <td data-label="Owner">{part.owner ? part.owner.worker : 'nobody'}</td>
                 <td data-label="Epoch">{formatCount(part.epoch)}</td>
-                <td data-label="Lease until">{part.owner ? formatTime(part.leaseExpiresAt) : '—'}</td>
+                <td data-label="Lease until">{part.owner ? <When at={part.leaseExpiresAt} /> : '—'}</td>
                 <td data-label="Accounts behind">
                   {part.accountsBehind === null ? 'not reported' : formatCount(part.accountsBehind)}
-                  {part.accountsBehind !== null && part.reportedAt ? <div class="hint">reported {formatTime(part.reportedAt)}</div> : null}
+                  {part.accountsBehind !== null && part.reportedAt ? <div class="hint">reported <When at={part.reportedAt} /></div> : null}
                 </td>
               </tr>
             ))}

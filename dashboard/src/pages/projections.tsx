@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
 import { listProjections, rebuildProjection, retryParked, type ProjectionStatus, type ProjectionsStatus, type RebuildStatus } from '../api';
 import { ErrorText, PageHeading } from '../components';
-import { formatCount, formatSeconds, formatTime } from '../components/format';
+import { formatCount, formatSeconds, instantText } from '../components/format';
 import { usePolling } from '../components/polling';
 import { useAction } from '../components/use-action';
 import { AccountRebuildForm } from './account-rebuild';
 import type { PageProps } from './page';
 import { AccountsBehindTable, PartsTable, WorkersTable } from './projection-workers';
+import { When } from '../components/when';
 
 /** The status is read every second while a rebuild is under way, else every 10 seconds. */
 const fastMs = 1_000;
@@ -66,7 +67,7 @@ export function ProjectionsPage({ license }: PageProps) {
                     <th scope="row" data-label="Projection">{status.projection}</th>
                     <td data-label="Events applied">
                       {formatCount(status.eventsApplied)}
-                      <div class="hint">{status.updatedAt ? `updated ${formatTime(status.updatedAt)}` : 'never updated'}</div>
+                      <div class="hint">{status.updatedAt ? <>updated <When at={status.updatedAt} /></> : 'never updated'}</div>
                     </td>
                     <td data-label="Lag">
                       {status.lagEventsAtLeast ? 'at least ' : ''}
@@ -98,11 +99,11 @@ function rebuildText(status: ProjectionStatus): string {
   if (!rebuild) return 'never rebuilt';
   switch (rebuild.state) {
     case 'requested':
-      return `requested ${formatTime(rebuild.requestedAt)}: waiting for a worker`;
+      return `requested ${instantText(rebuild.requestedAt)}: waiting for a worker`;
     case 'running':
       return `running: ${formatCount(status.eventsApplied)} of ${rebuild.target === null ? '?' : formatCount(rebuild.target)} events`;
     case 'finished':
-      return `finished ${formatTime(rebuild.finishedAt)}`;
+      return `finished ${instantText(rebuild.finishedAt)}`;
   }
 }
 
@@ -171,7 +172,7 @@ function ProjectionActions({ status, onChanged }: { status: ProjectionStatus; on
           <ul class="parked">
             {status.parked.latest.map((parked) => (
               <li key={parked.eventId}>
-                <code>{parked.eventType}</code> at global position {parked.globalPosition}, parked {formatTime(parked.parkedAt)} after{' '}
+                <code>{parked.eventType}</code> at global position {parked.globalPosition}, parked <When at={parked.parkedAt} /> after{' '}
                 {parked.attempts} {parked.attempts === 1 ? 'attempt' : 'attempts'}
                 <pre class="excerpt">{parked.error}</pre>
               </li>

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { recentWarnings, warningGroups, type WarningExample, type WarningGroup } from '../api';
 import { ErrorText, PageHeading } from '../components';
-import { formatCount, formatTime } from '../components/format';
+import { formatCount } from '../components/format';
 import { usePolling } from '../components/polling';
 import type { PageProps } from './page';
+import { When } from '../components/when';
 
 type Warning = WarningExample & { reason: string };
 
@@ -57,7 +58,7 @@ export function WarningsPage({ license }: PageProps) {
                 <code>{group.reason}</code>
               </h3>
               <p class="group-summary">
-                <strong>{formatCount(group.count)}</strong> {group.count === 1 ? 'item' : 'items'} in 30 days · last seen {formatTime(group.lastSeenAt)}
+                <strong>{formatCount(group.count)}</strong> {group.count === 1 ? 'item' : 'items'} in 30 days · last seen <When at={group.lastSeenAt} />
               </p>
               <ol class="examples">
                 {group.examples.map((example, index) => (
@@ -88,7 +89,7 @@ export function WarningsPage({ license }: PageProps) {
               <tbody>
                 {[...recent, ...(older?.warnings ?? [])].map((warning, index) => (
                   <tr key={index}>
-                    <td data-label="When">{formatTime(warning.at)}</td>
+                    <td data-label="When"><When at={warning.at} /></td>
                     <td data-label="Endpoint">{warning.endpoint}</td>
                     <td data-label="Status">{warning.status}</td>
                     <td data-label="Reason">
@@ -139,7 +140,7 @@ function Example({ warning }: { warning: WarningExample }) {
     <div class="example">
       <dl class="facts">
         <dt>When</dt>
-        <dd>{formatTime(warning.at)}</dd>
+        <dd><When at={warning.at} /></dd>
         <dt>Endpoint</dt>
         <dd>{warning.endpoint}</dd>
         <dt>Status</dt>
