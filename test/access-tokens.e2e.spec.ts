@@ -8,6 +8,7 @@ import { migrate } from '../src/db/migrate.js';
 import { createLogger } from '../src/logger.js';
 import { migrationsDir } from '../src/paths.js';
 import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
+import { instantText } from '../src/cli/instant-text.js';
 import { tracking } from './support/cli.js';
 import { asAdmin } from './support/database.js';
 import { queued, requestError, uuidPattern } from './support/replies.js';
@@ -124,7 +125,7 @@ describe('access tokens (e2e)', () => {
     requestError(await app.request('POST', tokensPath(account), undefined, { authorization: admin, raw: JSON.stringify({ label: 'x'.repeat(5000), scope: 'ingest' }) }), 413);
   });
 
-  it('records when a token was last used, to the minute', async () => {
+  it('records when a token was last used, to the minute, and the command shows it so', async () => {
     const created = (await create({ label: 'tracker', scope: 'ingest' })).body as { id: string; accessToken: string };
     expect((await list()).find((t) => t.id === created.id)?.lastUsedAt).to.equal(null);
     queued(await app.ingest({ ...account, accessToken: created.accessToken }, 'events', event));
@@ -141,7 +142,12 @@ describe('access tokens (e2e)', () => {
     expect(at.getUTCMilliseconds()).to.equal(0);
     expect(Date.now() - at.getTime()).to.be.within(0, 120_000);
     // The other tokens were not marked.
-    expect((await list()).find((t) => t.label === 'initial')?.lastUsedAt).to.equal(null);
+    const initial = (await list()).find((t) => t.label === 'initial');
+    expect(initial?.lastUsedAt).to.equal(null);
+    const text = await tracking(app, 'accounts', 'tokens', account.licenseCode);
+    expect(text.code, text.stderr).to.equal(0);
+    expect(text.stdout).to.contain(`created ${instantText(initial?.createdAt)}  last used never  initial`);
+    expect(text.stdout).to.match(new RegExp(`created \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC  last used ${instantText(lastUsedAt, { precision: 'minute' })}  tracker\n`));
   });
 
   it('lists accounts to operators only, oldest first, and creates one with an initial ingest+read token', async () => {

@@ -32,7 +32,7 @@ describe('tracking import under a rate limit (e2e)', function () {
       const result = await trackingImport(app, account, 'import', 'productsevents', file, '--json');
       expect(result.code, result.stdout + result.stderr).to.equal(0);
       const summary = JSON.parse(result.stdout) as ImportSummary;
-      expect(summary).to.include({ read: 250, accepted: 250, rejected: 0, failed: 0 });
+      expect(summary).to.include({ read: 250, accepted: 250, alreadyStored: 0, rejected: 0, failed: 0 });
       expect(summary.retries).to.be.at.least(1);
 
       // 100 + 100 do not fit in 150 a minute: the second batch is refused (429) and, sent again

@@ -7,7 +7,7 @@ import { importKeys, lastBatchPieces, probeSizes } from '../src/cli/import-keys.
 import type { ImportCounts } from '../src/cli/import-progress.js';
 import type { ImportRecord } from '../src/cli/import-record.js';
 import { RejectedLines } from '../src/cli/import-rejects.js';
-import { runImport, type BulkSink } from '../src/cli/import-run.js';
+import { runImport, type BulkReply, type BulkSink } from '../src/cli/import-run.js';
 
 describe('import: batch keys, rejected lines and sending (unit)', () => {
   describe('batch keys', () => {
@@ -83,14 +83,15 @@ describe('import: batch keys, rejected lines and sending (unit)', () => {
   describe('sending', () => {
     /**
      * The service as the importer sees it: a key is bound to the body it first came with (another
-     * body gets a conflict, 422), a repeat of that body stores nothing, a new key stores its items.
+     * body gets a conflict, 422), a repeat of that body stores nothing and is a replay, a new key
+     * stores its items.
      */
     class IdempotentService implements BulkSink {
       readonly bound = new Map<string, string>();
       readonly stored: Record<string, unknown>[] = [];
       requests = 0;
 
-      async post(items: Record<string, unknown>[], key: string): Promise<ItemResult[] | 'conflict'> {
+      async post(items: Record<string, unknown>[], key: string): Promise<BulkReply | 'conflict'> {
         this.requests += 1;
         const body = JSON.stringify(items);
         const known = this.bound.get(key);
@@ -99,7 +100,8 @@ describe('import: batch keys, rejected lines and sending (unit)', () => {
           this.bound.set(key, body);
           this.stored.push(...items);
         }
-        return items.map((item): ItemResult => (item.bad ? { status: 'error', message: 'bad item' } : { status: 'queued', trackID: String(item.n) }));
+        const results = items.map((item): ItemResult => (item.bad ? { status: 'error', message: 'bad item' } : { status: 'queued', trackID: String(item.n) }));
+        return { results, replayed: known !== undefined };
       }
 
       failedBatch(): boolean {
@@ -119,7 +121,7 @@ describe('import: batch keys, rejected lines and sending (unit)', () => {
     }
 
     async function run(service: BulkSink, input: AsyncIterable<ImportRecord>): Promise<{ counts: ImportCounts; rejectedLines: number[] }> {
-      const counts: ImportCounts = { read: 0, accepted: 0, rejected: 0, failed: 0, bytesRead: 0 };
+      const counts: ImportCounts = { read: 0, accepted: 0, alreadyStored: 0, rejected: 0, failed: 0, bytesRead: 0 };
       const rejectedLines: number[] = [];
       const stopped = await runImport(input, 'events', service, { items: 100, bytes: 5 * 1024 * 1024 }, counts, {
         reject: async (rejection) => {
@@ -139,7 +141,7 @@ describe('import: batch keys, rejected lines and sending (unit)', () => {
       const service = new IdempotentService();
       const { counts, rejectedLines } = await run(service, records(1_005));
       // 10 unreadable lines and 5 bad items of 1,005.
-      expect(counts).to.deep.equal({ read: 1_005, accepted: 990, rejected: 15, failed: 0, bytesRead: 0 });
+      expect(counts).to.deep.equal({ read: 1_005, accepted: 990, alreadyStored: 0, rejected: 15, failed: 0, bytesRead: 0 });
       expect(rejectedLines).to.deep.equal([1, 50, 150, 250, 251, 350, 450, 501, 550, 650, 750, 751, 850, 950, 1001]);
       storedOnce(service, itemLines(1_005));
     });
@@ -150,11 +152,12 @@ describe('import: batch keys, rejected lines and sending (unit)', () => {
       storedOnce(service, itemLines(230));
       const requests = service.requests;
       const again = await run(service, records(230));
-      expect(again.counts).to.include({ accepted: 227, rejected: 3 });
+      expect(again.counts).to.include({ accepted: 0, alreadyStored: 227, rejected: 3 });
       expect(service.requests - requests).to.equal(requests);
       storedOnce(service, itemLines(230));
       const whole = await run(service, records(250));
-      expect(whole.counts).to.include({ read: 250, accepted: 246, rejected: 4, failed: 0 });
+      // The copy's 227 items found under their keys (replayed), the 19 lines it lacked new.
+      expect(whole.counts).to.include({ read: 250, accepted: 19, alreadyStored: 227, rejected: 4, failed: 0 });
       storedOnce(service, itemLines(250));
       // Copies cut at two more places inside one batch, then the whole file of 420 lines.
       await run(service, records(317));
@@ -175,11 +178,14 @@ describe('import: batch keys, rejected lines and sending (unit)', () => {
       const service = new IdempotentService();
       await run(service, records(250));
       const edited = (n: number): Record<string, unknown> => (n === 120 ? { n, edited: true } : { n });
-      await run(service, records(250, edited));
+      const changed = await run(service, records(250, edited));
       const stored = service.stored.length;
       expect(stored).to.equal(247 + 100);
-      await run(service, records(250, edited));
+      // Only the batch of the edited line is sent under a content key, and stored: the others replay.
+      expect(changed.counts).to.include({ accepted: 100, alreadyStored: 146, rejected: 4 });
+      const again = await run(service, records(250, edited));
       expect(service.stored).to.have.length(stored);
+      expect(again.counts).to.include({ accepted: 0, alreadyStored: 246, rejected: 4 });
     });
   });
 });

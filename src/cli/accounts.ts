@@ -2,6 +2,7 @@ import { addToken, isTokenScope, labelProblem, listTokens, revokeToken, TokenCha
 import { createAccount, findAccount, listAccounts, rotateToken } from '../accounts.js';
 import { accountNameProblem } from '../accounts-text.js';
 import { CliError, withContext } from './context.js';
+import { instantText } from './instant-text.js';
 
 export interface AccountsOptions {
   json: boolean;
@@ -44,7 +45,7 @@ export async function accountsCommand(args: string[], options: AccountsOptions):
       return;
     }
     if (accounts.length === 0) console.log('no accounts');
-    for (const a of accounts) console.log(`${a.licenseCode}  ${a.createdAt}  ${a.name}`);
+    for (const a of accounts) console.log(`${a.licenseCode}  ${instantText(a.createdAt)}  ${a.name}`);
     return;
   }
   if (action === 'rotate-token') {
@@ -68,7 +69,11 @@ export async function accountsCommand(args: string[], options: AccountsOptions):
       console.log(JSON.stringify(tokens));
       return;
     }
-    for (const t of tokens) console.log(`${t.id}  ${t.scope.padEnd(11)}  created ${t.createdAt}  last used ${t.lastUsedAt ?? 'never'}  ${t.label}`);
+    // The service keeps a token's last use to the minute (docs/decisions.md): shown so.
+    for (const t of tokens) {
+      const lastUsed = instantText(t.lastUsedAt, { none: 'never', precision: 'minute' });
+      console.log(`${t.id}  ${t.scope.padEnd(11)}  created ${instantText(t.createdAt)}  last used ${lastUsed}  ${t.label}`);
+    }
     return;
   }
   if (action === 'add-token') {

@@ -9,6 +9,7 @@ import {
   type StoredAt,
 } from '../../projections/track-index/queries.js';
 import { CliError, withContext } from './context.js';
+import { instantText } from './instant-text.js';
 
 /**
  * Bytes of events (as JSON) the audit holds at once: it prints a lookup page by page, so that a
@@ -16,11 +17,11 @@ import { CliError, withContext } from './context.js';
  */
 const auditPageBytes = 8 * 1024 * 1024;
 
-const place = (at: StoredAt): string => `${at.stream} #${at.streamPosition} (global ${at.globalPosition}, recorded ${at.recordedAt})`;
+const place = (at: StoredAt): string => `${at.stream} #${at.streamPosition} (global ${at.globalPosition}, recorded ${instantText(at.recordedAt)})`;
 
 function printEvent(event: AuditedEvent, marked: boolean): void {
   const mark = marked ? '*' : ' ';
-  console.log(`${mark} #${event.streamPosition}  ${event.type}  id ${event.id}  global ${event.globalPosition}  recorded ${event.recordedAt}`);
+  console.log(`${mark} #${event.streamPosition}  ${event.type}  id ${event.id}  global ${event.globalPosition}  recorded ${instantText(event.recordedAt)}`);
   if (event.repeatOf) console.log(`    repeat of the copy at ${place(event.repeatOf)}: the same event id stored again`);
   for (const copy of event.alsoStoredAt ?? []) console.log(`    also stored at ${place(copy)}: a later copy of the same event id`);
   console.log(`    metadata ${JSON.stringify(event.metadata)}`);

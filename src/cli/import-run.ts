@@ -4,10 +4,19 @@ import type { ImportCounts } from './import-progress.js';
 import type { ImportKind, ImportRecord } from './import-record.js';
 import type { Rejection } from './import-rejects.js';
 
+/**
+ * A bulk request's reply: a result per item, and whether the service replayed the reply it recorded
+ * for an earlier request with the same key and items (they were stored then, nothing now).
+ */
+export interface BulkReply {
+  results: ItemResult[];
+  replayed: boolean;
+}
+
 /** Where the items go: one bulk request at a time, under the key given. */
 export interface BulkSink {
-  /** The results of `items` sent as one bulk request, or 'conflict' when `key` is bound to other items (422). */
-  post(items: Record<string, unknown>[], key: string): Promise<ItemResult[] | 'conflict'>;
+  /** The reply to `items` sent as one bulk request, or 'conflict' when `key` is bound to other items (422). */
+  post(items: Record<string, unknown>[], key: string): Promise<BulkReply | 'conflict'>;
   /** Whether an error result is a batch that failed for good (not the item's own rejection). */
   failedBatch(message: string): boolean;
   /** Why the rest of the file is not worth sending (a batch failed for good), once that happened. */
@@ -32,6 +41,12 @@ export interface Stopped {
 
 /** A record of a batch, in the file's order: an item to send, or a line already known bad. */
 type Entry = { line: number; item: Record<string, unknown> } | { line: number; problem: string; input: string };
+
+/** An item's result, and whether it came in a replayed reply. */
+interface Outcome {
+  result: ItemResult;
+  replayed: boolean;
+}
 
 /**
  * Sends the records' items through `sink` in batches cut by count and bytes only, one request in
@@ -74,9 +89,11 @@ export async function runImport(
         await hooks.reject({ line: entry.line, message: entry.problem, input: entry.input });
         continue;
       }
-      const result = results[index++] ?? { status: 'error', message: `not sent: the import stopped (${sink.stopReason() ?? 'unknown'})` };
-      if (result.status === 'queued') counts.accepted += 1;
-      else {
+      const { result, replayed } = results[index++] ?? { result: notSent(sink), replayed: false };
+      if (result.status === 'queued') {
+        if (replayed) counts.alreadyStored += 1;
+        else counts.accepted += 1;
+      } else {
         if (sink.failedBatch(result.message) || result.message.startsWith('not sent:')) counts.failed += 1;
         else counts.rejected += 1;
         await hooks.reject({ line: entry.line, message: result.message, item: entry.item });
@@ -114,18 +131,20 @@ export async function runImport(
   return finish(null);
 }
 
+const notSent = (sink: BulkSink): ItemResult => ({ status: 'error', message: `not sent: the import stopped (${sink.stopReason() ?? 'unknown'})` });
+
 /**
  * The results of batch `number`'s items, sent under the keys of their places. A last batch that is
  * not full is sent in pieces (lastBatchPieces), so that an import of a longer copy of the file
  * finds them: every body an import binds to a key is a power of two of items, or the rest of a full
  * batch. Items not sent because the sink stopped have no result.
  */
-async function sendBatch(sink: BulkSink, keys: ImportKeys, number: number, items: Record<string, unknown>[], partial: boolean): Promise<ItemResult[]> {
-  const results: ItemResult[] = [];
+async function sendBatch(sink: BulkSink, keys: ImportKeys, number: number, items: Record<string, unknown>[], partial: boolean): Promise<Outcome[]> {
+  const results: Outcome[] = [];
   const post = async (start: number, end: number, key: string): Promise<boolean> => {
     const reply = await sink.post(items.slice(start, end), key);
     if (reply === 'conflict') return false;
-    for (const [index, result] of reply.entries()) results[start + index] = result;
+    for (const [index, result] of reply.results.entries()) results[start + index] = { result, replayed: reply.replayed };
     return true;
   };
   let offset = 0;
@@ -155,7 +174,7 @@ async function sendBatch(sink: BulkSink, keys: ImportKeys, number: number, items
     const content = keys.ofContent(number, offset, items.slice(offset));
     if (!(await post(offset, items.length, content))) {
       const message = 'not stored: the Idempotency-Key of these items is bound to another body';
-      for (let index = offset; index < items.length; index += 1) results[index] = { status: 'error', message };
+      for (let index = offset; index < items.length; index += 1) results[index] = { result: { status: 'error', message }, replayed: false };
     }
     break;
   }

@@ -7,7 +7,8 @@ import { readLines, type Line } from './import-lines.js';
 import { HeaderError, mapRow, parseHeader, type Column } from './import-mapping.js';
 import { ndjsonRecords } from './import-ndjson.js';
 import { importOptions, type ImportFlags, type ImportOptions } from './import-options.js';
-import { describeSummary, ImportProgress, itemsPerSecond, type ImportCounts, type ImportSummary } from './import-progress.js';
+import { describeSummary, ImportProgress, itemsDone, itemsPerSecond, type ImportCounts, type ImportSummary } from './import-progress.js';
+import { watchReplays } from './import-replays.js';
 import type { ImportKind, ImportRecord } from './import-record.js';
 import { RejectedLines } from './import-rejects.js';
 import { runImport, type BulkSink, type Stopped } from './import-run.js';
@@ -22,7 +23,7 @@ const batchLimits = { items: 100, bytes: 5 * 1024 * 1024 };
  */
 const retryForMs = 5 * 60 * 1000;
 
-/** `tracking import <kind> <file>`: exit code 0 when every item was accepted, 1 otherwise. */
+/** `tracking import <kind> <file>`: exit code 0 when every item is stored (now or before), 1 otherwise. */
 export async function importCommand(args: string[], flags: ImportFlags): Promise<number> {
   const options = importOptions(args, flags, process.env);
   let fileBytes: number;
@@ -36,7 +37,7 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
 
   await reachable(options.baseUrl);
 
-  const counts: ImportCounts = { read: 0, accepted: 0, rejected: 0, failed: 0, bytesRead: 0 };
+  const counts: ImportCounts = { read: 0, accepted: 0, alreadyStored: 0, rejected: 0, failed: 0, bytesRead: 0 };
   const lines = readLines(options.file, { maxLineBytes: maxItemBytes, onBytes: (bytes) => (counts.bytesRead = bytes) });
   const records = options.format === 'csv' ? await csvRecords(options.kind, options.file, lines) : ndjsonRecords(lines);
   const rejects = RejectedLines.beside(options.file);
@@ -58,7 +59,7 @@ export async function importCommand(args: string[], flags: ImportFlags): Promise
     file: options.file,
     ...counts,
     seconds,
-    itemsPerSecond: itemsPerSecond(counts.accepted + counts.rejected + counts.failed, seconds * 1000),
+    itemsPerSecond: itemsPerSecond(itemsDone(counts), seconds * 1000),
     rejectedFile: rejects.count > 0 ? rejects.path : null,
     retries: sink.retries(),
     stoppedEarly: stopped === null ? null : `${stopped.reason}${stopped.before === null ? '' : `; lines from ${stopped.before} on were not read`}`,
@@ -127,6 +128,7 @@ function clientSink(options: ImportOptions): BulkSink & { retries(): number } {
   const failedBatches = new Set<string>();
   let stop: string | null = null;
   let request: { key: string; items: number; conflict: boolean } | null = null;
+  const replays = watchReplays(globalThis.fetch);
   const client = new TrackingClient({
     baseUrl: options.baseUrl,
     licenseCode: options.licenseCode,
@@ -135,6 +137,7 @@ function clientSink(options: ImportOptions): BulkSink & { retries(): number } {
     flushIntervalMs: 0,
     maxBatchBytes: batchLimits.bytes,
     retryForMs,
+    fetch: replays.fetch,
     idempotencyKey: (batch) => {
       // The client cuts the importer's batch as it is (same limits); anything else is a bug.
       if (request?.items !== batch.items.length) throw new Error(`a batch of ${batch.items.length} items where the import cut ${request?.items ?? 0}`);
@@ -158,7 +161,8 @@ function clientSink(options: ImportOptions): BulkSink & { retries(): number } {
       const settled = await Promise.all(
         results.map((result) => result.catch((error: unknown): ItemResult => ({ status: 'error', message: error instanceof Error ? error.message : String(error) }))),
       );
-      return request.conflict ? 'conflict' : settled;
+      const replayed = replays.take(key);
+      return request.conflict ? 'conflict' : { results: settled, replayed };
     },
     failedBatch: (message) => failedBatches.has(message),
     stopReason: () => stop,

@@ -1,13 +1,7 @@
 import type { ProjectionStatus, ProjectionsStatus } from '../../projections/runner/status.js';
+import { instantText } from './instant-text.js';
 
 /** `tracking projections status` as text: a section per concern, tables with aligned columns. */
-
-/** An instant as the dashboard shows it: `2026-11-23 06:22:38 UTC`; `—` for none. */
-export function instantText(iso: string | null): string {
-  if (!iso) return '—';
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
-}
 
 const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
 

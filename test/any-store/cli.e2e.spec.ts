@@ -3,7 +3,7 @@ import { TestApp, type Credentials } from '../support/app.js';
 import { tracking } from '../support/cli.js';
 import { hostname } from 'node:os';
 import { projectionStatus, type ProjectionsStatus } from '../../projections/runner/status.js';
-import { instantText } from '../../src/cli/projections-text.js';
+import { instantText } from '../../src/cli/instant-text.js';
 import { accountIdOf, accountsProjected, cursorsOf, smallWorkload } from '../support/account-replay.js';
 import { eventually } from '../support/eventually.js';
 import { expectSameReadModels, snapshot } from '../support/projection-harness.js';
@@ -30,6 +30,11 @@ describe('the tracking command (e2e)', function () {
     const listed = await tracking(app, 'accounts', 'list');
     expect(listed.stdout).to.contain(globex.licenseCode).and.contain('Globex Corp').and.contain(account.licenseCode);
     expect(listed.stdout).not.to.contain(globex.accessToken);
+    const createdAt = (JSON.parse((await tracking(app, 'accounts', 'list', '--json')).stdout) as { licenseCode: string; createdAt: string }[]).find(
+      (a) => a.licenseCode === globex.licenseCode,
+    )?.createdAt;
+    expect(createdAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(listed.stdout.split('\n')).to.include(`${globex.licenseCode}  ${instantText(createdAt)}  Globex Corp`);
 
     const rotated = await tracking(app, 'accounts', 'rotate-token', globex.licenseCode, '--json');
     expect(rotated.code, rotated.stderr).to.equal(0);
@@ -64,10 +69,16 @@ describe('the tracking command (e2e)', function () {
     expect(types).to.deep.equal(['0 UserUpserted', '1 EventTracked', '2 UserUpserted', '3 ProfilesMerged']);
 
     const json = await tracking(app, 'audit', trackId, '--json');
-    const audit = JSON.parse(json.stdout) as { events: { type: string; metadata: { trackId: string } }[]; streams: Record<string, unknown[]> };
+    const audit = JSON.parse(json.stdout) as {
+      events: { type: string; recordedAt: string; metadata: { trackId: string } }[];
+      streams: Record<string, { recordedAt: string }[]>;
+    };
     expect(audit.events.map((e) => e.type)).to.deep.equal(['UserUpserted', 'ProfilesMerged']);
     expect(audit.events.every((e) => e.metadata.trackId === trackId)).to.equal(true);
     expect(Object.values(audit.streams)[0]).to.have.length(4);
+    const recorded = [...text.stdout.matchAll(/ {2}recorded (.*)$/gm)].map((m) => m[1]);
+    expect(recorded).to.deep.equal([...audit.events, ...(Object.values(audit.streams)[0] ?? [])].map((e) => instantText(e.recordedAt)));
+    expect(recorded[0]).to.match(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
 
     const unknown = await tracking(app, 'audit', '00000000-0000-4000-8000-000000000000');
     expect(unknown.code).to.equal(1);

@@ -73,7 +73,7 @@ describe('tracking import (e2e)', function () {
     return data;
   }
 
-  it('imports users from a CSV whose leads then show typed attributes; rejected rows go to a file with line and reason; a second run stores nothing new', async () => {
+  it('imports users from a CSV whose leads then show typed attributes; rejected rows go to a file with line and reason; a second run stores nothing new and says so', async () => {
     const file = await input('users.csv', [
       'userId,firstName,email,children,opt_in_sms,attributes.plan,attributes.visits,attributes.vip,attributes.last_login,attributes.zip:string',
       'u-1,Ann,ann@example.com,2,false,gold,17,true,2024-05-01T12:30:00Z,01234',
@@ -85,7 +85,7 @@ describe('tracking import (e2e)', function () {
     ]);
     const first = await importJson('users', file);
     expect(first.result.code).to.equal(1);
-    expect(first.summary).to.include({ read: 5, accepted: 3, rejected: 2, failed: 0, rejectedFile: `${file}.rejected.ndjson` });
+    expect(first.summary).to.include({ read: 5, accepted: 3, alreadyStored: 0, rejected: 2, failed: 0, rejectedFile: `${file}.rejected.ndjson` });
 
     const ann = await lead('u-1');
     expect(ann).to.include({ firstName: 'Ann', email: 'ann@example.com', children: 2, opt_in_sms: false });
@@ -102,7 +102,7 @@ describe('tracking import (e2e)', function () {
 
     const stored = (await app.events()).length;
     const second = await importJson('users', file);
-    expect(second.summary).to.include({ read: 5, accepted: 3, rejected: 2 });
+    expect(second.summary).to.include({ read: 5, accepted: 0, alreadyStored: 3, rejected: 2 });
     expect(await app.events()).to.have.length(stored);
   });
 
@@ -116,7 +116,7 @@ describe('tracking import (e2e)', function () {
     ]);
     const result = await trackingImport(app, account, 'import', 'users', file);
     expect(result.code).to.equal(1);
-    expect(result.stdout).to.match(/^users from .*users\.ndjson: 4 read, 2 accepted, 2 rejected in [\d.]+ s \(\d+ items\/s\)\n/);
+    expect(result.stdout).to.match(/^users from .*users\.ndjson: 4 read, 2 newly accepted, 0 already stored, 2 rejected in [\d.]+ s \(\d+ items\/s\)\n/);
     expect(result.stdout).to.contain(`rejected lines and why: ${file}.rejected.ndjson`);
     expect(result.stderr).to.equal('');
     expect((await lead('n-1')).attributes).to.deep.equal({ score: 4.5 });
@@ -164,16 +164,20 @@ describe('tracking import (e2e)', function () {
     ]);
   });
 
-  it('sends a larger file in batches and, run again, replays every batch: the same count accepted, nothing stored twice', async () => {
+  it('sends a larger file in batches and, run again, replays every batch: every item reported already stored, nothing stored twice', async () => {
     const lines = Array.from({ length: 250 }, (_, i) => JSON.stringify({ userId: `b-${i % 40}`, eventName: 'tick', eventData: { n: i } }));
     const file = await input('ticks.ndjson', lines);
     const first = await importJson('events', file);
     expect(first.result.code).to.equal(0);
-    expect(first.summary).to.include({ read: 250, accepted: 250, rejected: 0, rejectedFile: null });
+    expect(first.summary).to.include({ read: 250, accepted: 250, alreadyStored: 0, rejected: 0, rejectedFile: null });
     const stored = (await app.events()).filter((e) => e.event_type === 'EventTracked');
     expect(stored).to.have.length(250);
     const second = await importJson('events', file);
-    expect(second.summary).to.include({ accepted: 250, rejected: 0 });
+    expect(second.result.code).to.equal(0);
+    expect(second.summary).to.include({ read: 250, accepted: 0, alreadyStored: 250, rejected: 0 });
+    const plain = await trackingImport(app, account, 'import', 'events', file);
+    expect(plain.code).to.equal(0);
+    expect(plain.stdout).to.match(/^events from .*ticks\.ndjson: 250 read, 0 newly accepted, 250 already stored, 0 rejected in /);
     expect((await app.events()).filter((e) => e.event_type === 'EventTracked')).to.have.length(250);
     await stat(`${file}.rejected.ndjson`).then(
       () => expect.fail('a rejected-lines file was made with nothing rejected'),
@@ -218,13 +222,14 @@ describe('tracking import (e2e)', function () {
         .map((e) => Number((e.data as { eventData: { n: number } }).eventData.n))
         .sort((a, b) => a - b);
     const first = await importJson('events', cut);
-    expect(first.summary).to.include({ read: 231, accepted: 230, rejected: 1 });
+    expect(first.summary).to.include({ read: 231, accepted: 230, alreadyStored: 0, rejected: 1 });
     expect(await ticks()).to.deep.equal(Array.from({ length: 230 }, (_, i) => i));
     const again = await importJson('events', cut);
-    expect(again.summary).to.include({ read: 231, accepted: 230, rejected: 1 });
+    expect(again.summary).to.include({ read: 231, accepted: 0, alreadyStored: 230, rejected: 1 });
     expect(await ticks()).to.have.length(230);
     const full = await importJson('events', whole);
-    expect(full.summary).to.include({ read: 250, accepted: 250, rejected: 0, failed: 0 });
+    // The copy's lines are found under their keys (replayed); only the 20 it lacked are new.
+    expect(full.summary).to.include({ read: 250, accepted: 20, alreadyStored: 230, rejected: 0, failed: 0 });
     expect(await ticks()).to.deep.equal(Array.from({ length: 250 }, (_, i) => i));
     const trackIds = (await app.events()).filter((e) => e.event_type === 'EventTracked').map((e) => e.metadata.trackId);
     expect(new Set(trackIds).size).to.equal(250);
@@ -245,7 +250,7 @@ describe('tracking import (e2e)', function () {
     const file = await input('users.ndjson', Array.from({ length: 250 }, (_, i) => JSON.stringify({ userId: `w-${i}`, attributes: {} })));
     const result = await trackingImport(app, { ...account, accessToken: 'wrong-token' }, 'import', 'users', file);
     expect(result.code).to.equal(1);
-    expect(result.stdout).to.match(/: \d+ read, 0 accepted, 0 rejected, \d+ failed in /).and.contain('stopped early: users batch refused by the service').and.contain('HTTP 401');
+    expect(result.stdout).to.match(/: \d+ read, 0 newly accepted, 0 already stored, 0 rejected, \d+ failed in /).and.contain('stopped early: users batch refused by the service').and.contain('HTTP 401');
     const read = Number(/: (\d+) read/.exec(result.stdout)?.[1]);
     const failed = await rejections(file);
     expect(failed).to.have.length(read);
