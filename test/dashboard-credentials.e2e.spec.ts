@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { adminToken, servedApp, type Credentials, type TestApp } from './support/app.js';
@@ -20,7 +22,8 @@ async function createTokenInPage(page: Page, label: string, scope: string): Prom
   return (await shown.locator('code.secret').textContent()) as string;
 }
 
-const tokenRow = (page: Page, label: string) => page.getByRole('row').filter({ has: page.getByRole('cell', { name: label, exact: true }) });
+/** The row of a token by its label (by text: in a narrow window the cell's name also carries its column's). */
+const tokenRow = (page: Page, label: string) => page.getByRole('row').filter({ has: page.locator('td[data-label="Label"]').getByText(label, { exact: true }) });
 
 describe('dashboard credentials and accounts (e2e)', () => {
   let app: TestApp;
@@ -51,12 +54,25 @@ describe('dashboard credentials and accounts (e2e)', () => {
 
       const webShop = await createTokenInPage(page, 'web shop', 'ingest+read');
       expect(webShop).to.match(/^trk_/);
+      // The focus is on the new token's Copy button, and the examples carry the token, ready to run.
+      expect(await page.evaluate('document.activeElement?.getAttribute("aria-label")')).to.equal('Copy access token');
+      const withToken = await page.locator('figure.example pre').allTextContents();
+      expect(withToken[0]).to.contain(`Bearer ${webShop}`).and.contain('"userId":"example-user-from-dashboard"');
+      const { stdout } = await promisify(execFile)('sh', ['-c', withToken[0] as string]);
+      expect(JSON.parse(stdout)).to.deep.include({ response: { status: 'queued', trackID: (JSON.parse(stdout) as { response: { trackID: string } }).response.trackID } });
+      await page.getByRole('button', { name: 'Done, hide it' }).click();
+      await page.locator('figure.example pre').first().filter({ hasText: 'Bearer <ACCESS_TOKEN>' }).waitFor();
       const withWebShop = { ...account, accessToken: webShop };
       queued(await app.ingest(withWebShop, 'events', event));
       await tokenRow(page, 'web shop').waitFor();
       await screenshot(page, 'credentials-1280');
       await page.setViewportSize({ width: 400, height: 800 });
       expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);
+      // Each token's last use and its Revoke button within the screen's width, not scrolled off.
+      for (const shown of [tokenRow(page, 'web shop').locator('td[data-label="Last used"]'), page.getByRole('button', { name: 'Revoke token web shop' })]) {
+        const box = await shown.boundingBox();
+        expect(box && box.x + box.width, 'right edge').to.be.at.most(400);
+      }
       await screenshot(page, 'credentials-400');
       await page.setViewportSize({ width: 1280, height: 800 });
 
@@ -79,6 +95,8 @@ describe('dashboard credentials and accounts (e2e)', () => {
       await page.getByRole('button', { name: 'Revoke token web shop' }).click();
       await page.getByRole('button', { name: 'Yes, revoke it' }).click();
       await tokenRow(page, 'web shop').waitFor({ state: 'detached' });
+      // The row and its buttons are gone: the focus is on the list, not lost to the page.
+      await page.waitForFunction('document.activeElement?.getAttribute("aria-label") === "Access tokens table"');
       requestError(await app.ingest(withWebShop, 'events', event), 401);
 
       await page.getByRole('button', { name: 'Revoke token tracker' }).click();

@@ -1,7 +1,11 @@
 import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
 import { CopyButton } from './copy-button';
 
-/** A secret the server gives out once (a new access token), with the warning that goes with it. */
+/**
+ * A secret the server gives out once (a new access token), with the warning that goes with it. It
+ * takes the focus on its Copy button as it appears: copying it is what comes next.
+ */
 export function ShownOnce({ title, value, label, children, onDismiss }: {
   title: string;
   value: string;
@@ -9,8 +13,12 @@ export function ShownOnce({ title, value, label, children, onDismiss }: {
   children?: ComponentChildren;
   onDismiss: () => void;
 }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelector<HTMLButtonElement>('.secret-line button')?.focus();
+  }, []);
   return (
-    <div class="shown-once" role="region" aria-label={title}>
+    <div class="shown-once" role="region" aria-label={title} ref={box}>
       <h2>{title}</h2>
       {children}
       <p class="secret-line">

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { createToken, listTokens, revokeToken, type AccessToken, type TokenScope } from '../api';
 import { ErrorText, PageHeading } from '../components';
 import { ConfirmButton } from '../components/confirm-button';
@@ -9,14 +9,16 @@ import { useAction } from '../components/use-action';
 import { When } from '../components/when';
 import type { PageProps } from './page';
 
-const token = '<ACCESS_TOKEN>';
+const tokenPlaceholder = '<ACCESS_TOKEN>';
+/** An id no real customer has: trying an example must not overwrite a real profile. */
+const exampleUserId = 'example-user-from-dashboard';
 
-function curlExamples(base: string): { title: string; text: string }[] {
+function curlExamples(base: string, token: string): { title: string; text: string }[] {
   const post = (path: string, body: object) =>
     `curl -s -X POST '${base}/${path}' \\\n  -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' \\\n  -d '${JSON.stringify(body)}'`;
   return [
-    { title: 'Send a user', text: post('users', { userId: 'u-42', firstName: 'Ann', email: 'ann@example.com', attributes: { plan: 'gold' } }) },
-    { title: 'Send an event', text: post('events', { userId: 'u-42', eventName: 'Signed up', eventData: { source: 'web' } }) },
+    { title: 'Send a user', text: post('users', { userId: exampleUserId, firstName: 'Ann', email: 'ann@example.com', attributes: { plan: 'gold' } }) },
+    { title: 'Send an event', text: post('events', { userId: exampleUserId, eventName: 'Signed up', eventData: { source: 'web' } }) },
   ];
 }
 
@@ -25,6 +27,8 @@ function curlExamples(base: string): { title: string; text: string }[] {
  * access tokens (create one, shown once; revoke one, never the last).
  */
 export function CredentialsPage({ license }: PageProps) {
+  // A token just created, while it is shown: the examples carry it, ready to run.
+  const [shownToken, setShownToken] = useState<string | null>(null);
   if (!license) return null;
   const base = `${window.location.origin}/v1/accounts/${encodeURIComponent(license)}`;
   return (
@@ -41,8 +45,10 @@ export function CredentialsPage({ license }: PageProps) {
         </dd>
       </dl>
       <h2>Examples</h2>
-      <p class="hint">Replace {token} with an access token of this account.</p>
-      {curlExamples(base).map((example) => (
+      <p class="hint">
+        {shownToken ? 'These examples carry the new access token while it is shown.' : `Replace ${tokenPlaceholder} with an access token of this account.`}
+      </p>
+      {curlExamples(base, shownToken ?? tokenPlaceholder).map((example) => (
         <figure class="example" key={example.title}>
           <figcaption>
             {example.title} <CopyButton text={example.text} label={`Copy the example: ${example.title.toLowerCase()}`} />
@@ -52,15 +58,28 @@ export function CredentialsPage({ license }: PageProps) {
           </pre>
         </figure>
       ))}
-      <Tokens license={license} />
+      <Tokens license={license} onShown={setShownToken} />
     </section>
   );
 }
 
-function Tokens({ license }: { license: string }) {
+function Tokens({ license, onShown }: { license: string; onShown: (token: string | null) => void }) {
   const [tokens, setTokens] = useState<AccessToken[] | null>(null);
   const [created, setCreated] = useState<(AccessToken & { accessToken: string }) | null>(null);
   const { busy, error, setError, run } = useAction();
+  const list = useRef<HTMLDivElement>(null);
+  // After a revoke the row and its buttons are gone: the focus goes to the list, not to <body>.
+  const [focusList, setFocusList] = useState(false);
+
+  useEffect(() => {
+    onShown(created?.accessToken ?? null);
+  }, [created]);
+  useEffect(() => {
+    if (focusList && tokens) {
+      list.current?.focus();
+      setFocusList(false);
+    }
+  }, [focusList, tokens]);
 
   const reload = () =>
     listTokens(license).then(
@@ -91,6 +110,7 @@ function Tokens({ license }: { license: string }) {
       await revokeToken(license, id);
       if (created?.id === id) setCreated(null);
       await reload();
+      setFocusList(true);
     });
 
   return (
@@ -98,7 +118,7 @@ function Tokens({ license }: { license: string }) {
       <h2 id="tokens-heading">Access tokens</h2>
       <p class="hint">Scope ingest posts items only; ingest+read also reads, signs in here and manages tokens.</p>
       {created ? (
-        <ShownOnce title="New access token" label="Access token" value={created.accessToken} onDismiss={() => setCreated(null)}>
+        <ShownOnce key={created.id} title="New access token" label="Access token" value={created.accessToken} onDismiss={() => setCreated(null)}>
           <p>
             Label {created.label}, scope {created.scope}.
           </p>
@@ -110,8 +130,8 @@ function Tokens({ license }: { license: string }) {
           <p role="status">Loading the tokens…</p>
         )
       ) : (
-        <ScrollBox label="Access tokens">
-          <table class="data">
+        <ScrollBox label="Access tokens" boxRef={list}>
+          <table class="data stack">
             <thead>
               <tr>
                 <th scope="col">Label</th>
@@ -126,15 +146,15 @@ function Tokens({ license }: { license: string }) {
             <tbody>
               {tokens.map((row) => (
                 <tr key={row.id}>
-                  <td>{row.label}</td>
-                  <td>{row.scope}</td>
-                  <td>
+                  <td data-label="Label">{row.label}</td>
+                  <td data-label="Scope">{row.scope}</td>
+                  <td data-label="Created">
                     <When at={row.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Last used">
                     <When at={row.lastUsedAt} none="never" precision="minute" />
                   </td>
-                  <td>
+                  <td class="actions-cell">
                     <ConfirmButton
                       text="Revoke"
                       label={`Revoke token ${row.label}`}
