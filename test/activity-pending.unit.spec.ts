@@ -4,7 +4,7 @@ import type { RejectedItem } from '../src/ingest/activity.js';
 
 /** Ingest activity waiting to be written: counters per minute and hour, rejected items, and their bounds. */
 
-const item = (message: string): RejectedItem => ({ endpoint: 'events', reason: 'schema', status: 400, message, excerpt: null });
+const item = (message: string): RejectedItem => ({ endpoint: 'events', reason: 'schema', field: 'eventName', status: 400, message, excerpt: null });
 /** The memory a pending item of `message` (no excerpt) is counted as: 200 bytes besides two per UTF-16 unit. */
 const bytesOf = (message: string): number => 200 + 2 * message.length;
 const t = (iso: string): number => Date.parse(iso);
@@ -16,7 +16,7 @@ function pending(limits: { maxPendingItemBytes?: number; maxPendingCounts?: numb
 }
 
 describe('ingest activity waiting to be written (unit)', () => {
-  it('counts per account, minute and endpoint, and rejections per hour and reason with the last time seen', () => {
+  it('counts per account, minute and endpoint, and rejections per hour, reason and field with the last time seen', () => {
     const { batch } = pending();
     expect(batch.empty).to.equal(true);
     batch.accepted('a', 'events', 3, t('2026-01-01T10:07:10Z'));
@@ -24,14 +24,17 @@ describe('ingest activity waiting to be written (unit)', () => {
     batch.accepted('a', 'events', 2, t('2026-01-01T10:07:50Z'));
     batch.rejected('a', item('bad'), t('2026-01-01T10:07:59.999Z'));
     batch.rejected('a', item('bad'), t('2026-01-01T10:42:00Z'));
+    batch.rejected('a', { ...item('bad time'), field: 'eventTime' }, t('2026-01-01T10:43:00Z'));
     expect([...batch.minutes.values()]).to.deep.equal([
       { accountId: 'a', minute: t('2026-01-01T10:07:00Z'), endpoint: 'events', accepted: 5, rejected: 1 },
       { accountId: 'a', minute: t('2026-01-01T10:42:00Z'), endpoint: 'events', accepted: 0, rejected: 1 },
+      { accountId: 'a', minute: t('2026-01-01T10:43:00Z'), endpoint: 'events', accepted: 0, rejected: 1 },
     ]);
     expect([...batch.hours.values()]).to.deep.equal([
-      { accountId: 'a', hour: t('2026-01-01T10:00:00Z'), endpoint: 'events', reason: 'schema', count: 2, lastSeen: t('2026-01-01T10:42:00Z') },
+      { accountId: 'a', hour: t('2026-01-01T10:00:00Z'), endpoint: 'events', reason: 'schema', field: 'eventName', count: 2, lastSeen: t('2026-01-01T10:42:00Z') },
+      { accountId: 'a', hour: t('2026-01-01T10:00:00Z'), endpoint: 'events', reason: 'schema', field: 'eventTime', count: 1, lastSeen: t('2026-01-01T10:43:00Z') },
     ]);
-    expect(batch.items.map((i) => i.message)).to.deep.equal(['bad', 'bad']);
+    expect(batch.items.map((i) => i.message)).to.deep.equal(['bad', 'bad', 'bad time']);
   });
 
   it('takes in a later batch behind its own: counts added, the later last time seen, items after its own', () => {

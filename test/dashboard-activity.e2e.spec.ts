@@ -12,11 +12,11 @@ const injection = '<img src=x onerror=alert(1)>';
 const refreshed = { timeout: 15_000 };
 
 
-/** Resolves once `condition` holds, checked every 50 ms for up to 5 s. */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5_000;
+/** Resolves once `condition` holds, checked every 50 ms for up to `ms` (5 s). */
+async function until(condition: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
+    if (Date.now() > deadline) throw new Error(`the condition did not hold within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -105,22 +105,26 @@ describe('dashboard overview and warnings (e2e)', () => {
     try {
       await signInAsAccount(page, app.baseUrl, account, '/dashboard/warnings');
       await page.getByRole('heading', { name: 'Ingestion warnings' }).waitFor();
-      // The groups of the refusals of the overview test too: 1 + 3 here, all schema errors.
-      const schema = page.getByRole('article', { name: 'Reason schema' });
-      await schema.getByText(/^4 items in 30 days/).waitFor(refreshed);
-      const examples = schema.locator('ol.examples > li');
+      // Grouped by reason, field and endpoint; with the overview test's refusal, three items lack an
+      // eventName (the long one too: a missing field is told first) and one bulk element has bad attributes.
+      const missingName = page.getByRole('article', { name: 'Refused: schema, eventName, events' });
+      await missingName.getByText(/^3 items in 30 days/).waitFor(refreshed);
+      const examples = missingName.locator('ol.examples > li');
       expect(await examples.count()).to.equal(3);
-      // The latest first: the long body (truncated), the bulk element, the invalid single item.
-      const [latest, fromBulk, fromSingle] = [examples.nth(0), examples.nth(1), examples.nth(2)];
+      // The latest first: the long body (truncated), then the invalid single item.
+      const [latest, fromSingle] = [examples.nth(0), examples.nth(1)];
       expect(await latest.locator('dd.message').textContent()).to.equal(long);
       expect(await latest.textContent()).to.include('truncated');
-      expect(await fromBulk.locator('dd.message').textContent()).to.equal(bulkMessage);
-      expect(await fromBulk.textContent()).to.include('users/bulk');
-      expect(await fromBulk.locator('pre.excerpt').textContent()).to.equal('{"userId":"u-bad","attributes":"nope"}');
       expect(await fromSingle.locator('dd.message').textContent()).to.equal(invalid);
-      expect(await fromSingle.locator('dd').nth(2).textContent()).to.equal('400');
+      expect(await fromSingle.locator('dd').nth(1).textContent()).to.equal('400');
       expect(await fromSingle.locator('pre.excerpt').textContent()).to.equal(JSON.stringify({ userId: injection }));
       expect(await fromSingle.textContent()).not.to.include('truncated');
+      const badAttributes = page.getByRole('article', { name: 'Refused: schema, attributes, users/bulk' });
+      expect(await badAttributes.getByText(/^1 item in 30 days/).count()).to.equal(1);
+      const fromBulk = badAttributes.locator('ol.examples > li');
+      expect(await fromBulk.count()).to.equal(1);
+      expect(await fromBulk.locator('dd.message').textContent()).to.equal(bulkMessage);
+      expect(await fromBulk.locator('pre.excerpt').textContent()).to.equal('{"userId":"u-bad","attributes":"nope"}');
       // The client's text stays text: no image, nothing ran.
       expect(await page.locator('img').count()).to.equal(0);
       expect(dialogs).to.deep.equal([]);
@@ -131,6 +135,23 @@ describe('dashboard overview and warnings (e2e)', () => {
       expect(await recent.first().locator('td.message').textContent()).to.equal(long);
       expect(await page.getByText('other-account').count()).to.equal(0);
       await screenshot(page, 'warnings-1280');
+
+      // The filter narrows the groups and the recent list (asked of the server) alike.
+      await page.getByLabel('Field', { exact: true }).selectOption({ label: 'attributes' });
+      await missingName.waitFor({ state: 'detached' });
+      expect(await badAttributes.count()).to.equal(1);
+      // The recent list is asked of the server again at each change of the filter.
+      const recentRows = (count: number) => until(async () => (await recent.count()) === count, refreshed.timeout);
+      await recentRows(1);
+      expect(await recent.first().locator('td.message').textContent()).to.equal(bulkMessage);
+      await page.getByLabel('Field', { exact: true }).selectOption({ label: 'any' });
+      await page.getByLabel('Endpoint', { exact: true }).selectOption({ label: 'events' });
+      await badAttributes.waitFor({ state: 'detached' });
+      await missingName.waitFor();
+      await recentRows(3);
+      for (const endpoint of await recent.locator('td[data-label="Endpoint"]').allTextContents()) expect(endpoint).to.equal('events');
+      await page.getByLabel('Endpoint', { exact: true }).selectOption({ label: 'any' });
+      await badAttributes.waitFor();
 
       await page.setViewportSize({ width: 400, height: 800 });
       expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);

@@ -96,7 +96,7 @@ describe('dashboard credentials and accounts (e2e)', () => {
       await page.getByRole('button', { name: 'Yes, revoke it' }).click();
       await tokenRow(page, 'web shop').waitFor({ state: 'detached' });
       // The row and its buttons are gone: the focus is on the list, not lost to the page.
-      await page.waitForFunction('document.activeElement?.getAttribute("aria-label") === "Access tokens table"');
+      await page.getByRole('region', { name: 'Access tokens table' }).and(page.locator(':focus')).waitFor();
       requestError(await app.ingest(withWebShop, 'events', event), 401);
 
       await page.getByRole('button', { name: 'Revoke token tracker' }).click();

@@ -14,12 +14,16 @@ interface Example {
 }
 interface Group {
   reason: string;
+  field: string;
+  endpoint: string;
   count: number;
   lastSeenAt: string;
   examples: Example[];
 }
 interface Warning extends Example {
+  endpoint: string;
   reason: string;
+  field: string;
 }
 interface Bucket {
   start: string;
@@ -105,28 +109,34 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     queued(await app.ingest(account, 'products', { productId: 'p-1' }, key));
     const mismatch = requestError(await app.ingest(account, 'products', { productId: 'p-2' }, key), 422);
 
-    const { groups } = await pollUntil<{ groups: Group[] }>(app, path('warnings'), bearer(account), (body) => body.groups.length >= 6);
-    const group = (reason: string): Group => {
-      const found = groups.find((g) => g.reason === reason);
-      expect(found, `${reason} in ${JSON.stringify(groups)}`).to.not.equal(undefined);
+    const { groups } = await pollUntil<{ groups: Group[] }>(app, path('warnings'), bearer(account), (body) => body.groups.length >= 7);
+    const group = (reason: string, field = ''): Group => {
+      const found = groups.find((g) => g.reason === reason && g.field === field);
+      expect(found, `${reason} ${field} in ${JSON.stringify(groups)}`).to.not.equal(undefined);
       return found as Group;
     };
-    expect(groups.map((g) => g.reason).sort()).to.deep.equal(['idempotency_mismatch', 'malformed_json', 'rate_limited', 'schema', 'too_large', 'unsupported_media_type']);
+    expect(groups.map((g) => g.reason).sort()).to.deep.equal(['idempotency_mismatch', 'malformed_json', 'rate_limited', 'schema', 'schema', 'too_large', 'unsupported_media_type']);
 
-    const schema = group('schema');
-    expect(schema.count).to.equal(2);
-    expect(schema.examples).to.have.length(2);
-    const [fromBulk, fromSingle] = schema.examples as [Example, Example];
-    expect(fromBulk).to.include({ endpoint: 'users/bulk', status: 200, message: bulkMessage, excerpt: '{"userId":"u-9","attributes":"nope"}', truncated: false });
-    expect(fromSingle).to.include({ endpoint: 'events', status: 400, message: invalid, excerpt: '{"userId":"u-1"}', truncated: false });
-    expect(Date.parse(schema.lastSeenAt)).to.equal(Date.parse(fromBulk.at));
+    // One group per reason, field and endpoint: the two schema errors are about different fields.
+    const badAttributes = group('schema', 'attributes');
+    expect(badAttributes).to.include({ endpoint: 'users/bulk', count: 1 });
+    expect(badAttributes.examples).to.have.length(1);
+    expect(badAttributes.examples[0]).to.include({ status: 200, message: bulkMessage, excerpt: '{"userId":"u-9","attributes":"nope"}', truncated: false });
+    expect(Date.parse(badAttributes.lastSeenAt)).to.equal(Date.parse((badAttributes.examples[0] as Example).at));
+    const missingName = group('schema', 'eventName');
+    expect(missingName).to.include({ endpoint: 'events', count: 1 });
+    expect(missingName.examples[0]).to.include({ status: 400, message: invalid, excerpt: '{"userId":"u-1"}', truncated: false });
 
-    expect(group('too_large').examples[0]).to.include({ endpoint: 'events', status: 413, message: tooLarge, excerpt: null, truncated: false });
-    expect(group('rate_limited')).to.include({ count: 1 });
-    expect(group('rate_limited').examples[0]).to.include({ endpoint: 'productsevents', status: 429, message: limited, excerpt: null });
+    // Refused requests are about the request as a whole: no field.
+    expect(group('too_large')).to.include({ endpoint: 'events' });
+    expect(group('too_large').examples[0]).to.include({ status: 413, message: tooLarge, excerpt: null, truncated: false });
+    expect(group('rate_limited')).to.include({ count: 1, endpoint: 'productsevents' });
+    expect(group('rate_limited').examples[0]).to.include({ status: 429, message: limited, excerpt: null });
     expect(group('unsupported_media_type').examples[0]).to.include({ status: 415, message: unsupported, excerpt: null });
-    expect(group('malformed_json').examples[0]).to.include({ endpoint: 'products', status: 400, message: malformed, excerpt: '{"productId": "p-1",' });
-    expect(group('idempotency_mismatch').examples[0]).to.include({ endpoint: 'products', status: 422, message: mismatch, excerpt: '{"productId":"p-2"}' });
+    expect(group('malformed_json')).to.include({ endpoint: 'products' });
+    expect(group('malformed_json').examples[0]).to.include({ status: 400, message: malformed, excerpt: '{"productId": "p-1",' });
+    expect(group('idempotency_mismatch')).to.include({ endpoint: 'products' });
+    expect(group('idempotency_mismatch').examples[0]).to.include({ status: 422, message: mismatch, excerpt: '{"productId":"p-2"}' });
     // The latest seen first.
     expect(groups[0]?.reason).to.equal('idempotency_mismatch');
 
@@ -135,6 +145,20 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     expect(recent.body.warnings.map((w) => w.reason)).to.deep.equal(['idempotency_mismatch', 'malformed_json', 'unsupported_media_type']);
     const all = await app.get<{ warnings: Warning[] }>(path('warnings/recent'), `Bearer ${adminToken}`);
     expect(all.body.warnings.map((w) => w.status)).to.deep.equal([422, 400, 415, 429, 413, 200, 400]);
+    expect(all.body.warnings.map((w) => w.field)).to.deep.equal(['', '', '', '', '', 'attributes', 'eventName']);
+
+    // The recent list narrowed by reason, field and endpoint; an empty field is the request as a whole.
+    const only = async (query: string): Promise<Warning[]> => {
+      const reply = await app.get<{ warnings: Warning[] }>(path(`warnings/recent?${query}`), bearer(account));
+      expect(reply.status, show(reply)).to.equal(200);
+      return reply.body.warnings;
+    };
+    expect((await only('field=attributes')).map((w) => w.message)).to.deep.equal([bulkMessage]);
+    expect((await only('reason=schema&endpoint=events')).map((w) => w.message)).to.deep.equal([invalid]);
+    expect((await only('field=')).map((w) => w.status)).to.deep.equal([422, 400, 415, 429, 413]);
+    expect((await only('endpoint=products&limit=1')).map((w) => w.status)).to.deep.equal([422]);
+    expect(await only('reason=nothing-like-it')).to.deep.equal([]);
+    expect((await app.get(path('warnings/recent?field=a&field=b'), bearer(account))).status).to.equal(400);
   });
 
   it('keeps at most 2 KB of a big body, cut at a character boundary, and says it is cut', async () => {

@@ -12,6 +12,7 @@ import { freshDatabase, type TestDatabase } from './support/database.js';
 const item = (n: number): RejectedItem => ({
   endpoint: 'events',
   reason: 'schema',
+  field: 'eventName',
   status: 400,
   message: `item ${n} is invalid`,
   excerpt: { text: `{"n":${n}}`, truncated: false },

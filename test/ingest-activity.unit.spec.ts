@@ -37,6 +37,7 @@ class FlakyDatabase implements ActivityDatabase {
 const bigItem = (n: number): RejectedItem => ({
   endpoint: 'users',
   reason: 'schema',
+  field: 'attributes',
   status: 400,
   message: `user ${n} is invalid`,
   excerpt: { text: 'x'.repeat(2048), truncated: true },
@@ -85,7 +86,8 @@ describe('ingest activity recorder (unit)', () => {
     expect(counts[3]).to.deep.equal([500, 0]);
     expect(counts[4]).to.deep.equal([500, 1]);
     const hourly = db.inserted('ingest_rejections_hourly') as unknown[][];
-    expect(hourly[4]).to.deep.equal([500, 1]);
+    expect(hourly[4], 'fields').to.deep.equal(['attributes', 'attributes']);
+    expect(hourly[5]).to.deep.equal([500, 1]);
     const items = db.inserted('ingest_rejected_items') as unknown[][];
     expect((items[0] as string[]).filter((a) => a === 'acct-a').length).to.be.within(1, 15);
     expect(lines.filter((l) => l.msg === 'ingest activity recorded again')).to.have.length(1);
@@ -112,7 +114,7 @@ class BrokenDatabase extends FlakyDatabase {
   }
 }
 
-const rejection = (message: string): RejectedItem => ({ endpoint: 'events', reason: 'schema', status: 400, message, excerpt: null });
+const rejection = (message: string): RejectedItem => ({ endpoint: 'events', reason: 'schema', field: 'eventName', status: 400, message, excerpt: null });
 
 describe('ingest activity recorder: what it writes and when it gives up (unit)', () => {
   let activity: IngestActivity | undefined;
@@ -135,9 +137,9 @@ describe('ingest activity recorder: what it writes and when it gives up (unit)',
     const minutes = db.inserted('ingest_activity_minutes') as unknown[][];
     expect([minutes[0], minutes[2]]).to.deep.equal([['a', 'b', 'c'], ['events', 'events', 'users']]);
     const hourly = db.inserted('ingest_rejections_hourly') as unknown[][];
-    expect([hourly[0], hourly[3], hourly[4]]).to.deep.equal([['a', 'a', 'b'], ['json', 'schema', 'schema'], [1, 3, 2]]);
+    expect([hourly[0], hourly[3], hourly[4], hourly[5]]).to.deep.equal([['a', 'a', 'b'], ['json', 'schema', 'schema'], ['eventName', 'eventName', 'eventName'], [1, 3, 2]]);
     const items = db.inserted('ingest_rejected_items') as unknown[][];
-    expect(items[5], 'the latest two of each account, in the order they came').to.deep.equal(['b1', 'b2', 'a3', 'a4']);
+    expect(items[6], 'the latest two of each account, in the order they came').to.deep.equal(['b1', 'b2', 'a3', 'a4']);
   });
 
   it('drops a batch that fails for another reason than an unavailable database, and says so', async () => {

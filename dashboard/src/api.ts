@@ -265,7 +265,6 @@ export const liveEvents = (license: string, query: { kind?: LiveKind; name?: str
 
 export interface WarningExample {
   at: string;
-  endpoint: string;
   status: number;
   message: string;
   /** The start of the body the client sent (at most 2 KB); null when there was none. */
@@ -273,16 +272,36 @@ export interface WarningExample {
   truncated: boolean;
 }
 
+/** `field`: the item's top-level field it is about; '' for the request or item as a whole. */
 export interface WarningGroup {
   reason: string;
+  field: string;
+  endpoint: string;
   count: number;
   lastSeenAt: string;
   examples: WarningExample[];
 }
 
+export interface RecentWarning extends WarningExample {
+  endpoint: string;
+  reason: string;
+  field: string;
+}
+
+/** Only the refused items of this reason, field and endpoint (each where given; field '' is the item as a whole). */
+export interface WarningFilter {
+  reason?: string;
+  field?: string;
+  endpoint?: string;
+}
+
 export const warningGroups = (license: string) => call<{ groups: WarningGroup[] }>('GET', `${accountPath(license)}/warnings`);
-export const recentWarnings = (license: string, limit?: number, cursor?: string) =>
-  call<{ warnings: (WarningExample & { reason: string })[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/warnings/recent`, { limit, cursor }));
+export function recentWarnings(license: string, limit: number, cursor: string | undefined, filter: WarningFilter) {
+  const path = withQuery(`${accountPath(license)}/warnings/recent`, { limit, cursor, reason: filter.reason, endpoint: filter.endpoint });
+  // An empty field is a filter of its own (the item as a whole), which withQuery would leave out.
+  const withField = filter.field === undefined ? path : `${path}${path.includes('?') ? '&' : '?'}field=${encodeURIComponent(filter.field)}`;
+  return call<{ warnings: RecentWarning[]; nextCursor: string | null }>('GET', withField);
+}
 
 // ---- overview ----
 

@@ -18,6 +18,15 @@ function recentLimit(req: Request): number {
   return limit;
 }
 
+/** An exact-match filter of the recent list: absent is none; `field=` (empty) is the item as a whole. */
+function filterOf(req: Request, name: 'reason' | 'field' | 'endpoint'): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badRequest(`${name} must be given once, as text`);
+  if (value === '' && name !== 'field') return undefined;
+  return value;
+}
+
 /**
  * The account's ingestion warnings and overview (docs/api.md), from the ingest activity tables.
  * Mounted by readRoutes behind accountReadAuth: every query is of the authenticated account.
@@ -35,7 +44,7 @@ export function activityRoutes(services: Services): Router {
     if (cursorText !== undefined && typeof cursorText !== 'string') throw badRequest('cursor must be given once, as text');
     const before = cursorText === undefined || cursorText === '' ? undefined : decodeWarningsCursor(cursorText);
     if (before === null) throw badRequest('cursor is not one this API gave out');
-    res.json(await recentWarnings(services.pool, accountOf(res).id, limit, before));
+    res.json(await recentWarnings(services.pool, accountOf(res).id, limit, before, { reason: filterOf(req, 'reason'), field: filterOf(req, 'field'), endpoint: filterOf(req, 'endpoint') }));
   });
 
   router.get('/overview', async (_req: Request, res: Response) => {

@@ -28,6 +28,8 @@ function recordRefusal(services: Services, req: Request, res: Response, endpoint
   services.activity.rejected(account.id, {
     endpoint: endpoint as Endpoint,
     reason,
+    // A refused request is about the request as a whole.
+    field: '',
     status: res.statusCode,
     message: excerptOfText((res.locals.rejectMessage as string | undefined) ?? '').text,
     excerpt: bodyExcerpt(req),

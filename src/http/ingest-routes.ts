@@ -80,6 +80,7 @@ export function ingestRoutes(services: Services): Router {
       services.activity.rejected(accountId, {
         endpoint,
         reason: result.reason,
+        field: result.field,
         status: items ? 200 : 400,
         message: excerptOfText(result.message).text,
         excerpt: items ? excerptOfValue(items[index]) : (bodyExcerpt(req) ?? excerptOfValue(req.body)),

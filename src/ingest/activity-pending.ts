@@ -13,6 +13,7 @@ export interface HourlyRejections {
   hour: number;
   endpoint: string;
   reason: string;
+  field: string;
   count: number;
   lastSeen: number;
 }
@@ -67,7 +68,7 @@ export class PendingActivity {
   rejected(accountId: string, item: RejectedItem, at: number): void {
     const count = this.minuteCount(accountId, at - (at % minuteMs), item.endpoint);
     if (count) count.rejected += 1;
-    this.addHourly({ accountId, hour: at - (at % hourMs), endpoint: item.endpoint, reason: item.reason, count: 1, lastSeen: at });
+    this.addHourly({ accountId, hour: at - (at % hourMs), endpoint: item.endpoint, reason: item.reason, field: item.field, count: 1, lastSeen: at });
     const bytes = itemOverheadBytes + 2 * (item.message.length + (item.excerpt?.text.length ?? 0));
     this.keep({ ...item, accountId, at, bytes });
   }
@@ -97,7 +98,7 @@ export class PendingActivity {
   }
 
   private addHourly(add: HourlyRejections): void {
-    const key = `${add.accountId} ${add.hour} ${add.endpoint} ${add.reason}`;
+    const key = `${add.accountId} ${add.hour} ${add.endpoint} ${add.reason} ${add.field}`;
     const hourly = this.hours.get(key);
     if (hourly) {
       hourly.count += add.count;

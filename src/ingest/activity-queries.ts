@@ -1,19 +1,23 @@
 import type { Pool } from '../db/pool.js';
 import * as sql from './activity-sql.js';
-import type { ActivityRow, ReasonRow, RejectedItemRow } from './activity-sql.js';
+import type { ActivityRow, GroupRow, RejectedItemRow } from './activity-sql.js';
 import { countFitting, decodeCursorOf, encodeCursorOf } from '../../projections/reply-bytes.js';
 
-/** Examples shown per reason in the warnings. */
-const examplesPerReason = 3;
+/** Examples shown per group in the warnings. */
+const examplesPerGroup = 3;
+/** Groups in a reply at most (reasons by fields by endpoints: a few dozen in practice). */
+const maxGroups = 200;
 
 /** A rejected item as the warnings show it: its row, with the time as ISO text. */
 export type Warning = Omit<RejectedItemRow, 'at'> & { at: string };
 
 export interface WarningGroup {
   reason: string;
+  field: string;
+  endpoint: string;
   count: number;
   lastSeenAt: string;
-  examples: Omit<Warning, 'reason'>[];
+  examples: Omit<Warning, 'reason' | 'field' | 'endpoint'>[];
 }
 
 export interface ActivityBucket {
@@ -29,22 +33,24 @@ const warningOf = (row: RejectedItemRow): Warning => ({
   at: iso(row.at),
   endpoint: row.endpoint,
   reason: row.reason,
+  field: row.field,
   status: row.status,
   message: row.message,
   excerpt: row.excerpt,
   truncated: row.truncated,
 });
 
-/** One account's rejections of the last 30 days, one group per reason, the latest seen first. */
+/** One account's rejections of the last 30 days, one group per reason, field and endpoint, the latest seen first. */
 export async function warningGroups(pool: Pool, accountId: string): Promise<WarningGroup[]> {
-  const { rows } = await pool.query<ReasonRow>(sql.rejectionsByReason, [accountId, examplesPerReason]);
+  const { rows } = await pool.query<GroupRow>(sql.rejectionsByGroup, [accountId, examplesPerGroup, maxGroups]);
   return rows.map((row) => ({
     reason: row.reason,
+    field: row.field,
+    endpoint: row.endpoint,
     count: Number(row.count),
     lastSeenAt: iso(row.last_seen_at),
     examples: row.examples.map((example) => ({
       at: iso(example.at),
-      endpoint: example.endpoint,
       status: example.status,
       message: example.message,
       excerpt: example.excerpt,
@@ -65,9 +71,23 @@ export function decodeWarningsCursor(cursor: string): number | null {
   return parts ? (parts[0] as number) : null;
 }
 
+/** Only the rejected items of this reason, field and endpoint (each where given). */
+export interface WarningFilter {
+  reason?: string;
+  field?: string;
+  endpoint?: string;
+}
+
 /** A page of one account's latest rejected items, newest first: at most `limit` and what fits a reply in bytes. */
-export async function recentWarnings(pool: Pool, accountId: string, limit: number, before?: number): Promise<WarningPage> {
-  const { rows } = await pool.query<RejectedItemRow & { id: string }>(sql.rejectedItemsBefore, [accountId, limit + 1, before ?? null]);
+export async function recentWarnings(pool: Pool, accountId: string, limit: number, before?: number, filter: WarningFilter = {}): Promise<WarningPage> {
+  const { rows } = await pool.query<RejectedItemRow & { id: string }>(sql.rejectedItemsBefore, [
+    accountId,
+    limit + 1,
+    before ?? null,
+    filter.reason ?? null,
+    filter.field ?? null,
+    filter.endpoint ?? null,
+  ]);
   const warnings = rows.slice(0, limit).map(warningOf);
   const fitting = countFitting(warnings);
   const last = rows[fitting - 1];

@@ -7,19 +7,19 @@ export const addMinuteCounts = `
   ON CONFLICT (account_id, minute, endpoint)
   DO UPDATE SET accepted = m.accepted + EXCLUDED.accepted, rejected = m.rejected + EXCLUDED.rejected`;
 
-/** Rejections per account, hour, endpoint and reason, added to those already there. */
+/** Rejections per account, hour, endpoint, reason and field, added to those already there. */
 export const addHourlyRejections = `
-  INSERT INTO ingest_rejections_hourly AS h (account_id, hour, endpoint, reason, count, last_seen_at)
-  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])
-  ON CONFLICT (account_id, hour, endpoint, reason)
+  INSERT INTO ingest_rejections_hourly AS h (account_id, hour, endpoint, reason, field, count, last_seen_at)
+  SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[])
+  ON CONFLICT (account_id, hour, endpoint, reason, field)
   DO UPDATE SET count = h.count + EXCLUDED.count, last_seen_at = greatest(h.last_seen_at, EXCLUDED.last_seen_at)`;
 
 /** Rejected items, in the order they were recorded (the id keeps it, also for items of one millisecond). */
 export const insertRejectedItems = `
-  INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, status, message, excerpt, truncated)
-  SELECT account_id, at, endpoint, reason, status, message, excerpt, truncated
-  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::text[], $8::boolean[])
-    WITH ORDINALITY AS i(account_id, at, endpoint, reason, status, message, excerpt, truncated, n)
+  INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, field, status, message, excerpt, truncated)
+  SELECT account_id, at, endpoint, reason, field, status, message, excerpt, truncated
+  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::boolean[])
+    WITH ORDINALITY AS i(account_id, at, endpoint, reason, field, status, message, excerpt, truncated, n)
   ORDER BY n`;
 
 /** Keeps the latest $2 rejected items of each account of $1. */
@@ -43,43 +43,56 @@ export interface RejectedItemRow {
   at: Date;
   endpoint: string;
   reason: string;
+  field: string;
   status: number;
   message: string;
   excerpt: string | null;
   truncated: boolean;
 }
 
-const rejectedItemColumns = 'at, endpoint, reason, status, message, excerpt, truncated';
+const rejectedItemColumns = 'at, endpoint, reason, field, status, message, excerpt, truncated';
 
 /**
- * One account's rejected items, the latest first, older than the item $3 (null: from the latest):
- * each row is small (message and excerpt are at most 2 KB each), so $2 of them are bounded in bytes.
+ * One account's rejected items, the latest first, older than the item $3 (null: from the latest),
+ * only those of reason $4, field $5 and endpoint $6 where given (null: any): each row is small
+ * (message and excerpt are at most 2 KB each), so $2 of them are bounded in bytes. The account
+ * keeps its latest 1,000 items, so a filter reads at most those.
  */
 export const rejectedItemsBefore = `
   SELECT id, ${rejectedItemColumns} FROM ingest_rejected_items
-  WHERE account_id = $1 AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $2`;
+  WHERE account_id = $1 AND ($3::bigint IS NULL OR id < $3)
+    AND ($4::text IS NULL OR reason = $4) AND ($5::text IS NULL OR field = $5) AND ($6::text IS NULL OR endpoint = $6)
+  ORDER BY id DESC LIMIT $2`;
 
-export interface ReasonRow {
+export interface GroupRow {
   reason: string;
+  field: string;
+  endpoint: string;
   count: number;
   last_seen_at: Date;
   examples: RejectedItemRow[];
 }
 
-/** One account's rejections of the last 30 days by reason, each with its latest $2 items. */
-export const rejectionsByReason = `
-  SELECT g.reason, g.count, g.last_seen_at,
+/**
+ * One account's rejections of the last 30 days by reason, field and endpoint, each with its latest
+ * $2 items, the latest seen first. At most $3 groups: fields are the schemas' own, so a client
+ * cannot make them many, and the bound keeps the reply small whatever it sent.
+ */
+export const rejectionsByGroup = `
+  SELECT g.reason, g.field, g.endpoint, g.count, g.last_seen_at,
          coalesce((SELECT json_agg(e ORDER BY e.id DESC) FROM (
            SELECT id, ${rejectedItemColumns} FROM ingest_rejected_items
-           WHERE account_id = $1 AND reason = g.reason ORDER BY id DESC LIMIT $2
+           WHERE account_id = $1 AND reason = g.reason AND field = g.field AND endpoint = g.endpoint ORDER BY id DESC LIMIT $2
          ) e), '[]') AS examples
   FROM (
-    SELECT reason, sum(count)::bigint AS count, max(last_seen_at) AS last_seen_at
+    SELECT reason, field, endpoint, sum(count)::bigint AS count, max(last_seen_at) AS last_seen_at
     FROM ingest_rejections_hourly
     WHERE account_id = $1 AND hour >= date_trunc('hour', now(), 'UTC') - interval '30 days'
-    GROUP BY reason
+    GROUP BY reason, field, endpoint
+    ORDER BY max(last_seen_at) DESC, reason, field, endpoint
+    LIMIT $3
   ) g
-  ORDER BY g.last_seen_at DESC, g.reason`;
+  ORDER BY g.last_seen_at DESC, g.reason, g.field, g.endpoint`;
 
 export interface ActivityRow {
   start: Date;

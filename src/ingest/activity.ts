@@ -10,6 +10,8 @@ import type { Endpoint } from './request.js';
 export interface RejectedItem {
   endpoint: Endpoint;
   reason: string;
+  /** The top-level field it is about (src/ingest/results.ts, `rejected`); '' for the request or item as a whole. */
+  field: string;
   /** The HTTP status of the reply (200 for an element of a bulk request). */
   status: number;
   message: string;
@@ -151,7 +153,7 @@ export class IngestActivity {
     // would deadlock, and the loser would drop its batch.
     const byKey = <T>(keyOf: (row: T) => string) => (a: T, b: T) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
     const minutes = [...batch.minutes.values()].sort(byKey((m) => `${m.accountId}\n${m.minute}\n${m.endpoint}`));
-    const hours = [...batch.hours.values()].sort(byKey((h) => `${h.accountId}\n${h.hour}\n${h.endpoint}\n${h.reason}`));
+    const hours = [...batch.hours.values()].sort(byKey((h) => `${h.accountId}\n${h.hour}\n${h.endpoint}\n${h.reason}\n${h.field}`));
     const items = this.latestPerAccount(batch.items);
     const iso = (ms: number): string => new Date(ms).toISOString();
     const client = await this.db.connect();
@@ -172,6 +174,7 @@ export class IngestActivity {
           hours.map((h) => iso(h.hour)),
           hours.map((h) => h.endpoint),
           hours.map((h) => h.reason),
+          hours.map((h) => h.field),
           hours.map((h) => h.count),
           hours.map((h) => iso(h.lastSeen)),
         ]);
@@ -182,6 +185,7 @@ export class IngestActivity {
           items.map((i) => iso(i.at)),
           items.map((i) => i.endpoint),
           items.map((i) => i.reason),
+          items.map((i) => i.field),
           items.map((i) => i.status),
           items.map((i) => i.message),
           items.map((i) => i.excerpt?.text ?? null),

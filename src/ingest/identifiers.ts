@@ -18,7 +18,7 @@ export function identityProblem(field: string, value: string): string | null {
 export function checkIdentities(ids: Record<string, string | null | undefined>): ItemResult | null {
   for (const [field, id] of Object.entries(ids)) {
     const problem = typeof id === 'string' ? identityProblem(field, id) : null;
-    if (problem) return rejected(problem, 'identity');
+    if (problem) return rejected(problem, 'identity', field);
   }
   return null;
 }

@@ -102,12 +102,12 @@ export type SingleItemEndpoint = keyof typeof singleItemRules;
 const productIdOf = (item: unknown): unknown => (typeof item === 'object' && item !== null ? (item as { productId?: unknown }).productId : undefined);
 
 function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown, index: number): Decision {
-  if (rule.productId === 'first' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema');
+  if (rule.productId === 'first' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema', 'productId');
   const validation = deps.validator.validate(rule.schema, item);
-  if (!validation.ok) return rejected(validation.message, 'schema');
+  if (!validation.ok) return rejected(validation.message, 'schema', validation.field);
   // The schema holds: the item has the shape of Item.
   const valid = item as Item;
-  if (rule.productId === 'after schema' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema');
+  if (rule.productId === 'after schema' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema', 'productId');
   const identity = checkIdentities(rule.identities(valid));
   if (identity) return identity;
   const trackId = ctx.trackIds(index);

@@ -34,12 +34,12 @@ export interface UserCommandDeps extends CommandDeps {
 
 function prepare(deps: UserCommandDeps, item: unknown, index: number): Prepared | ItemResult {
   const validation = deps.validator.validate('user', item);
-  if (!validation.ok) return rejected(validation.message, 'schema');
+  if (!validation.ok) return rejected(validation.message, 'schema', validation.field);
   const user = item as UserItem;
   const identity = checkIdentities({ userId: user.userId, anonymousId: user.anonymousId });
   if (identity) return identity;
   const classified = classifyAttributes(user.attributes);
-  if (typeof classified === 'string') return rejected(classified, 'datetime');
+  if (typeof classified === 'string') return rejected(classified, 'datetime', 'attributes');
   const instants: Record<string, string> = {};
   for (const field of systemDateTimes) {
     const value = user[field];
@@ -128,7 +128,7 @@ export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, ite
   );
   candidates.forEach((candidate, i) => {
     const admission = admissions[i];
-    if (admission && !admission.accepted && admission.conflict) outcomes[candidate.index] = rejected(admission.conflict, 'attribute_type');
+    if (admission && !admission.accepted && admission.conflict) outcomes[candidate.index] = rejected(admission.conflict, 'attribute_type', 'attributes');
   });
 
   const decisions: Decision[] = outcomes.map((outcome, index) => {
@@ -154,10 +154,10 @@ async function claimMerge(
   const proposedId = derivedEventId(trackId, `ProfilesMerged\n${anonymousId}`);
   const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, proposedId);
   if ('full' in claim) {
-    return rejected(`userId '${userId}' has ${maxMergedIdsPerUser.toLocaleString('en')} anonymousIds merged into it, as many as a user may take: anonymousId '${anonymousId}' cannot be merged into it`, 'merge_limit');
+    return rejected(`userId '${userId}' has ${maxMergedIdsPerUser.toLocaleString('en')} anonymousIds merged into it, as many as a user may take: anonymousId '${anonymousId}' cannot be merged into it`, 'merge_limit', 'anonymousId');
   }
   if (!claim.ok) {
-    return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict');
+    return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict', 'anonymousId');
   }
   return {
     event: {

@@ -25,11 +25,30 @@ function typeWords(type: unknown): string {
   return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : (words[0] ?? '');
 }
 
+/** The error of Ajv's first errors that the message is about. */
+const mainError = (errors: ErrorObject[]): ErrorObject | undefined => errors.find((e) => e.keyword === 'propertyNames') ?? errors[0];
+
+const idRequired = (errors: ErrorObject[]): boolean => errors.some((e) => e.keyword === 'anyOf' && e.instancePath === '' && e.schemaPath === '#/anyOf');
+
+/**
+ * The top-level field Ajv's first errors are about, for grouping (results.ts, `rejected`): one of
+ * the schema's own properties (`known`), 'unknown field' for a field the schema does not have,
+ * '' for the item as a whole.
+ */
+export function errorField(errors: ErrorObject[], known: ReadonlySet<string>): string {
+  if (idRequired(errors)) return 'userId/anonymousId';
+  const error = mainError(errors);
+  if (!error) return '';
+  const params = error.params as Record<string, unknown>;
+  const top = error.instancePath.split('/')[1] ?? (error.keyword === 'required' ? String(params.missingProperty) : error.keyword === 'additionalProperties' ? String(params.additionalProperty) : '');
+  if (top === '') return '';
+  return known.has(top) ? top : 'unknown field';
+}
+
 /** One readable message that names the field, from Ajv's first errors. */
 export function describeErrors(errors: ErrorObject[]): string {
-  const idRequired = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === '' && e.schemaPath === '#/anyOf');
-  if (idRequired) return 'userId or anonymousId is required';
-  const error = errors.find((e) => e.keyword === 'propertyNames') ?? errors[0];
+  if (idRequired(errors)) return 'userId or anonymousId is required';
+  const error = mainError(errors);
   if (!error) return 'invalid item';
   const field = fieldName(error.instancePath) || 'the item';
   const params = error.params as Record<string, unknown>;
@@ -59,11 +78,14 @@ export function describeErrors(errors: ErrorObject[]): string {
   }
 }
 
-export type Validation = { ok: true } | { ok: false; message: string };
+/** Refused: the message names the field; `field` is its top-level field (errorField). */
+export type Validation = { ok: true } | { ok: false; message: string; field: string };
 
 /** The JSON Schemas of schemas/, compiled once. */
 export class Validator {
   private readonly validators = new Map<SchemaName, ValidateFunction>();
+  /** The top-level properties of each schema. */
+  private readonly fields = new Map<SchemaName, ReadonlySet<string>>();
 
   constructor(dir = schemasDir) {
     const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
@@ -76,14 +98,18 @@ export class Validator {
       const validate = ajv.getSchema(`${name}.json`);
       if (!validate) throw new Error(`schemas/${name}.json is missing`);
       this.validators.set(name, validate);
+      const properties = (validate.schema as { properties?: Record<string, unknown> }).properties ?? {};
+      this.fields.set(name, new Set(Object.keys(properties)));
     }
   }
 
   validate(name: SchemaName, item: unknown): Validation {
     // First: a refused large integer is still an object here, which the schema would misname.
     const unstorable = unstorableValue(item);
-    if (unstorable) return { ok: false, message: unstorable };
+    if (unstorable) return { ok: false, message: unstorable, field: '' };
     const validate = this.validators.get(name) as ValidateFunction;
-    return validate(item) ? { ok: true } : { ok: false, message: describeErrors(validate.errors ?? []) };
+    if (validate(item)) return { ok: true };
+    const errors = validate.errors ?? [];
+    return { ok: false, message: describeErrors(errors), field: errorField(errors, this.fields.get(name) as ReadonlySet<string>) };
   }
 }

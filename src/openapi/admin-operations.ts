@@ -188,9 +188,15 @@ export const readOperations: OperationDoc[] = takingAdminToken([
       query('before', 'An `olderCursor` of an earlier reply: only items indexed before those.'),
     ],
   }),
-  read('warnings', 'get-warning-groups', 'Refused items by reason', 'Counts over 30 days with the latest 3 examples of each reason.', 'WarningGroups'),
+  read('warnings', 'get-warning-groups', 'Refused items by reason', 'Counts over 30 days by reason, field and endpoint, with the latest 3 examples of each group.', 'WarningGroups'),
   read('warnings/recent', 'list-recent-warnings', 'The latest refused items', `Newest first, with the message the client got and a body excerpt. ${byBytes}`, 'RecentWarnings', {
-    parameters: [limitParameter(1000, 100), cursorParameter],
+    parameters: [
+      limitParameter(1000, 100),
+      cursorParameter,
+      query('reason', 'Only items refused for this reason (empty: any).'),
+      query('field', 'Only items refused over this field; given empty, only those refused as a whole.'),
+      query('endpoint', 'Only items sent to this endpoint (empty: any).'),
+    ],
   }),
   read('overview', 'get-overview', 'Accepted and rejected items per endpoint', 'Per minute over the last hour and per hour over 7 days, and how far behind the projections are.', 'Overview'),
 ]);

@@ -54,6 +54,11 @@ const warningFields = {
   truncated: { type: 'boolean' },
 };
 const reason = { type: 'string', description: 'The label of `tracking_ingest_rejected_items_total`: `schema`, `identity`, `malformed_json`, `too_large`, ...' };
+const field = {
+  type: 'string',
+  description: "The item's top-level field the refusal is about (`eventTime`, `attributes`), `userId/anonymousId` when neither was sent, `unknown field`; empty for the request or item as a whole.",
+};
+const { endpoint: warningEndpoint, ...exampleFields } = warningFields;
 
 const nextCursor = orNull('string', { description: 'The `cursor` of the next page; null at the end. A page ends at its `limit` or before the item that would take it past 1 MiB of JSON (docs/api.md, Read replies bounded in bytes).' });
 const truncated = {
@@ -216,16 +221,19 @@ export const readSchemas: Record<string, JsonObject> = {
     groups: {
       type: 'array',
       description: 'Latest seen first.',
+      maxItems: 200,
       items: closedObject({
         reason,
+        field,
+        endpoint: warningEndpoint,
         count,
         lastSeenAt: instant,
-        examples: { type: 'array', maxItems: 3, items: closedObject(warningFields), description: 'Newest first.' },
+        examples: { type: 'array', maxItems: 3, items: closedObject(exampleFields), description: 'Newest first.' },
       }),
     },
   }),
   RecentWarnings: closedObject({
-    warnings: { type: 'array', maxItems: 1000, items: closedObject({ ...warningFields, reason }), description: 'Newest first.' },
+    warnings: { type: 'array', maxItems: 1000, items: closedObject({ ...warningFields, reason, field }), description: 'Newest first.' },
     nextCursor,
   }),
   Overview: closedObject({

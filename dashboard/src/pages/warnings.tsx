@@ -1,33 +1,41 @@
 import { useState } from 'preact/hooks';
-import { recentWarnings, warningGroups, type WarningExample, type WarningGroup } from '../api';
+import { recentWarnings, warningGroups, type RecentWarning, type WarningExample, type WarningFilter, type WarningGroup } from '../api';
 import { ErrorText, PageHeading } from '../components';
 import { formatCount } from '../components/format';
 import { usePolling } from '../components/polling';
-import type { PageProps } from './page';
 import { When } from '../components/when';
-
-type Warning = WarningExample & { reason: string };
+import type { PageProps } from './page';
 
 const refreshMs = 10_000;
 const recentShown = 100;
 
+/** How a group's field reads: '' is the request or item as a whole. */
+const fieldText = (field: string): string => (field === '' ? 'the item as a whole' : field);
+
+const matches = (group: WarningGroup, filter: WarningFilter): boolean =>
+  (filter.reason === undefined || group.reason === filter.reason) &&
+  (filter.field === undefined || group.field === filter.field) &&
+  (filter.endpoint === undefined || group.endpoint === filter.endpoint);
+
 /**
- * The items refused after the account was known: one group per reason (count over 30 days, last
- * seen, the latest examples), then the latest ones. What the client sent is shown as text.
+ * The items refused after the account was known: one group per reason, field and endpoint (count
+ * over 30 days, last seen, the latest examples), then the latest ones; both narrowed by the
+ * filter. What the client sent is shown as text.
  */
 export function WarningsPage({ license }: PageProps) {
   const [groups, setGroups] = useState<WarningGroup[] | null>(null);
-  const [recent, setRecent] = useState<Warning[] | null>(null);
+  const [recent, setRecent] = useState<RecentWarning[] | null>(null);
   /** Older pages asked for with "Show older": kept apart from the refreshed latest page. */
-  const [older, setOlder] = useState<{ warnings: Warning[]; next: string | null } | null>(null);
+  const [older, setOlder] = useState<{ warnings: RecentWarning[]; next: string | null } | null>(null);
   const [firstNext, setFirstNext] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [filter, setFilter] = useState<WarningFilter>({});
 
   usePolling(
     async (wanted) => {
       if (!license) return;
       try {
-        const [grouped, latest] = await Promise.all([warningGroups(license), recentWarnings(license, recentShown)]);
+        const [grouped, latest] = await Promise.all([warningGroups(license), recentWarnings(license, recentShown, undefined, filter)]);
         if (!wanted()) return;
         setGroups(grouped.groups);
         setRecent(latest.warnings);
@@ -39,8 +47,14 @@ export function WarningsPage({ license }: PageProps) {
     },
     refreshMs,
     license !== null,
-    license,
+    `${license}|${JSON.stringify(filter)}`,
   );
+
+  const choose = (name: keyof WarningFilter, value: string | undefined) => {
+    setOlder(null);
+    setFilter({ ...filter, [name]: value });
+  };
+  const shown = groups?.filter((group) => matches(group, filter)) ?? null;
 
   return (
     <section aria-labelledby="page-heading">
@@ -49,68 +63,38 @@ export function WarningsPage({ license }: PageProps) {
       <ErrorText error={error} />
       {!groups && !error ? <p>Loading…</p> : null}
       {groups && groups.length === 0 ? <p>No item was refused in the last 30 days.</p> : null}
-      {groups && groups.length > 0 ? (
+      {groups && groups.length > 0 ? <Filters groups={groups} filter={filter} choose={choose} /> : null}
+      {shown && groups && groups.length > 0 ? (
         <>
-          <h2>By reason</h2>
-          {groups.map((group) => (
-            <article class="warning-group" key={group.reason} aria-label={`Reason ${group.reason}`}>
-              <h3>
-                <code>{group.reason}</code>
-              </h3>
-              <p class="group-summary">
-                <strong>{formatCount(group.count)}</strong> {group.count === 1 ? 'item' : 'items'} in 30 days · last seen <When at={group.lastSeenAt} />
-              </p>
-              <ol class="examples">
-                {group.examples.map((example, index) => (
-                  <li key={index}>
-                    <Example warning={example} />
-                  </li>
-                ))}
-              </ol>
-            </article>
-          ))}
+          <h2>By reason, field and endpoint</h2>
+          {shown.length === 0 ? <p>No group matches the filter.</p> : null}
+          {shown.map((group) => {
+            const name = `${group.reason}, ${fieldText(group.field)}, ${group.endpoint}`;
+            return (
+              <article class="warning-group" key={`${group.reason}|${group.field}|${group.endpoint}`} aria-label={`Refused: ${name}`}>
+                <h3>
+                  <code>{group.reason}</code> · {group.field === '' ? <span>{fieldText(group.field)}</span> : <code>{group.field}</code>} · {group.endpoint}
+                </h3>
+                <p class="group-summary">
+                  <strong>{formatCount(group.count)}</strong> {group.count === 1 ? 'item' : 'items'} in 30 days · last seen <When at={group.lastSeenAt} />
+                </p>
+                <ol class="examples">
+                  {group.examples.map((example, index) => (
+                    <li key={index}>
+                      <Example warning={example} />
+                    </li>
+                  ))}
+                </ol>
+              </article>
+            );
+          })}
         </>
       ) : null}
-      {recent && recent.length > 0 ? (
+      {recent && groups && groups.length > 0 ? (
         <>
           <h2>Latest refused items</h2>
-          <div class="table-box" tabIndex={0} role="region" aria-label="Latest refused items">
-            <table class="warnings-table stack">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Message</th>
-                  <th scope="col">Body</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...recent, ...(older?.warnings ?? [])].map((warning, index) => (
-                  <tr key={index}>
-                    <td data-label="When"><When at={warning.at} /></td>
-                    <td data-label="Endpoint">{warning.endpoint}</td>
-                    <td data-label="Status">{warning.status}</td>
-                    <td data-label="Reason">
-                      <code>{warning.reason}</code>
-                    </td>
-                    <td class="message" data-label="Message">{warning.message}</td>
-                    <td data-label="Body">
-                      {warning.excerpt === null ? (
-                        'none'
-                      ) : (
-                        <details>
-                          <summary>body{warning.truncated ? ' (truncated)' : ''}</summary>
-                          <pre class="excerpt">{warning.excerpt}</pre>
-                        </details>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          {recent.length === 0 ? <p>None of the latest refused items matches the filter.</p> : null}
+          {recent.length > 0 ? <RecentTable warnings={[...recent, ...(older?.warnings ?? [])]} /> : null}
           {(older ? older.next : firstNext) !== null && license ? (
             <p>
               <button
@@ -119,7 +103,7 @@ export function WarningsPage({ license }: PageProps) {
                 onClick={() => {
                   const cursor = older ? older.next : firstNext;
                   if (cursor === null) return;
-                  recentWarnings(license, recentShown, cursor).then(
+                  recentWarnings(license, recentShown, cursor, filter).then(
                     (page) => setOlder({ warnings: [...(older?.warnings ?? []), ...page.warnings], next: page.nextCursor }),
                     setError,
                   );
@@ -135,14 +119,94 @@ export function WarningsPage({ license }: PageProps) {
   );
 }
 
+/** Reason, field and endpoint to narrow both lists to, from those the groups have. */
+function Filters({ groups, filter, choose }: { groups: WarningGroup[]; filter: WarningFilter; choose: (name: keyof WarningFilter, value: string | undefined) => void }) {
+  const options = (name: keyof WarningFilter): string[] => [...new Set(groups.map((group) => group[name]))].sort();
+  const select = (name: keyof WarningFilter, label: string, text: (value: string) => string = (value) => value) => (
+    <>
+      <label for={`warnings-${name}`}>{label}</label>
+      <select
+        id={`warnings-${name}`}
+        value={filter[name] === undefined ? '*' : `=${filter[name]}`}
+        onChange={(event) => {
+          const value = (event.currentTarget as HTMLSelectElement).value;
+          choose(name, value === '*' ? undefined : value.slice(1));
+        }}
+      >
+        <option value="*">any</option>
+        {options(name).map((value) => (
+          <option key={value} value={`=${value}`}>
+            {text(value)}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+  return (
+    <form class="toolbar" aria-label="Filter the refused items" onSubmit={(event) => event.preventDefault()}>
+      {select('reason', 'Reason')}
+      {select('field', 'Field', fieldText)}
+      {select('endpoint', 'Endpoint')}
+    </form>
+  );
+}
+
+function RecentTable({ warnings }: { warnings: RecentWarning[] }) {
+  return (
+    <div class="table-box" tabIndex={0} role="region" aria-label="Latest refused items">
+      <table class="warnings-table stack">
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Endpoint</th>
+            <th scope="col">Status</th>
+            <th scope="col">Reason</th>
+            <th scope="col">Field</th>
+            <th scope="col">Message</th>
+            <th scope="col">Body</th>
+          </tr>
+        </thead>
+        <tbody>
+          {warnings.map((warning, index) => (
+            <tr key={index}>
+              <td data-label="When">
+                <When at={warning.at} />
+              </td>
+              <td data-label="Endpoint">{warning.endpoint}</td>
+              <td data-label="Status">{warning.status}</td>
+              <td data-label="Reason">
+                <code>{warning.reason}</code>
+              </td>
+              <td data-label="Field">{warning.field === '' ? <span class="none">—</span> : <code>{warning.field}</code>}</td>
+              <td class="message" data-label="Message">
+                {warning.message}
+              </td>
+              <td data-label="Body">
+                {warning.excerpt === null ? (
+                  'none'
+                ) : (
+                  <details>
+                    <summary>body{warning.truncated ? ' (truncated)' : ''}</summary>
+                    <pre class="excerpt">{warning.excerpt}</pre>
+                  </details>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 function Example({ warning }: { warning: WarningExample }) {
   return (
     <div class="example">
       <dl class="facts">
         <dt>When</dt>
-        <dd><When at={warning.at} /></dd>
-        <dt>Endpoint</dt>
-        <dd>{warning.endpoint}</dd>
+        <dd>
+          <When at={warning.at} />
+        </dd>
         <dt>Status</dt>
         <dd>{warning.status}</dd>
         <dt>Message</dt>
