@@ -118,6 +118,8 @@ export interface PageOptions {
    * console error "Failed to load resource", which is no problem for them.
    */
   expectedFailedLoads?: string[];
+  /** The browser's time zone (IANA, e.g. 'America/Los_Angeles'); the machine's when not given. */
+  timezoneId?: string;
 }
 
 const reportViolations = `document.addEventListener('securitypolicyviolation', (event) => {
@@ -131,7 +133,11 @@ const reportViolations = `document.addEventListener('securitypolicyviolation', (
 export async function openPage(browser: Browser, options: PageOptions = {}): Promise<WatchedPage> {
   // A locale of its own: under LANG=C the browser's language would be 'en-US@posix', a tag Intl
   // refuses (uPlot formats numbers in the browser's language).
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 800 }, locale: 'en-US' });
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
+    locale: 'en-US',
+    ...(options.timezoneId !== undefined && { timezoneId: options.timezoneId }),
+  });
   const page = await context.newPage();
   const problems: string[] = [];
   const expected = options.expectedFailedLoads ?? [];
