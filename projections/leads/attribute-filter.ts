@@ -34,10 +34,11 @@ function valuesOf(text: string): unknown[] {
 }
 
 /**
- * The JSON documents `lead_attributes_key(account_id, attributes) @> ANY(...)` looks for (the
- * index leads_attributes): `{ "<account id>": { "<name>": <value> } }`, one per reading of the
- * value. The account's id in the key keeps another account's leads out of the index lookup itself.
+ * The JSON documents `lead_attributes_key(account_id, profile_kind, attributes) @> ANY(...)` looks
+ * for (the index leads_attributes): `{ "<account id>": { "<kind>": { "<name>": <value> } } }`, one
+ * per kind listed (`user`, `anonymous`) and reading of the value. The account's id and the kind in
+ * the key keep another account's leads, and those of the other kind, out of the index lookup itself.
  */
-export function attributeCandidates(accountId: string, filter: AttributeFilter): string[] {
-  return valuesOf(filter.value).map((value) => JSON.stringify({ [accountId]: { [filter.name]: value } }));
+export function attributeCandidates(accountId: string, kinds: readonly string[], filter: AttributeFilter): string[] {
+  return kinds.flatMap((kind) => valuesOf(filter.value).map((value) => JSON.stringify({ [accountId]: { [kind]: { [filter.name]: value } } })));
 }

@@ -47,7 +47,7 @@ function conditionsOf(shape: Omit<ListShape, 'walk'>, firstParameter = 3): { whe
   const matches: string[] = [];
   if (shape.pattern) matches.push(`l.search_text LIKE ${next()}`);
   // Word for word the expression of the index leads_attributes (its migration).
-  if (shape.attribute) matches.push(`lead_attributes_key(l.account_id, l.attributes) @> ANY(${next()}::jsonb[])`);
+  if (shape.attribute) matches.push(`lead_attributes_key(l.account_id, l.profile_kind, l.attributes) @> ANY(${next()}::jsonb[])`);
   return { where, matches, next: n };
 }
 

@@ -138,14 +138,16 @@ export interface LeadListOptions {
 export async function findLeads(pool: Pool, accountId: string, options: LeadListOptions): Promise<LeadPage & { total: LeadTotal }> {
   const term = options.q?.trim() ?? '';
   const q = term !== '' ? containsPattern(term) : null;
-  const candidates = options.attribute ? attributeCandidates(accountId, options.attribute) : null;
   const kind = options.kind ? [options.kind === 'known' ? 'user' : 'anonymous'] : [];
+  const candidates = options.attribute ? attributeCandidates(accountId, kind.length ? kind : ['user', 'anonymous'], options.attribute) : null;
   const filters = { kind: kind.length > 0, pattern: q !== null, attribute: candidates !== null };
   const matchValues = [...(q !== null ? [q] : []), ...(candidates !== null ? [candidates] : [])];
   const [page, total] = await Promise.all([
     pageOfLeads(pool, { ...filters, cursor: options.cursor !== undefined }, [accountId, options.limit + 1, ...kind], matchValues, term, options),
     countLeads(pool, filters, accountId, [...kind, ...matchValues]),
   ]);
+  // A first page with nothing after it holds the whole list: its length is the count, however long counting took.
+  if (!total.exact && options.cursor === undefined && page.nextCursor === null) return { ...page, total: { count: page.leads.length, exact: true } };
   return { ...page, total };
 }
 
