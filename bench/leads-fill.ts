@@ -5,6 +5,8 @@ import type pg from 'pg';
  * the leads scenario: realistic ids, names and emails, made in SQL so that a million take seconds.
  * Lead n of an account: known (userId `cust-<n>`, names, email) except every 8th, anonymous (an id
  * of 16 hex digits, no names). Every 200,000th known lead is named Quillfeather: a rare term.
+ * Known leads have the custom attributes `plan` (free, pro or team: n % 3, a third each) and
+ * `cohort` (c<n % 1000>: one in a thousand).
  */
 
 const firstNames = [
@@ -46,9 +48,9 @@ SELECT $1::uuid, CASE WHEN anonymous THEN 'anonymous' ELSE 'user' END, profile_i
   CASE WHEN anonymous THEN NULL ELSE profile_id END, CASE WHEN anonymous THEN profile_id END,
   CASE WHEN anonymous THEN NULL ELSE first_name END, CASE WHEN anonymous THEN NULL ELSE last_name END, email,
   false, false, created_at, 0,
-  CASE WHEN anonymous THEN '{}'::jsonb ELSE jsonb_build_object('plan', (ARRAY['free','pro','team'])[1 + n % 3]) END,
-  CASE WHEN anonymous THEN '{}'::jsonb ELSE '{"plan":"string"}'::jsonb END,
-  CASE WHEN anonymous THEN '{}'::text[] ELSE '{firstName,lastName,email,attributes.plan}'::text[] END,
+  CASE WHEN anonymous THEN '{}'::jsonb ELSE jsonb_build_object('plan', (ARRAY['free','pro','team'])[1 + n % 3], 'cohort', 'c' || n % 1000) END,
+  CASE WHEN anonymous THEN '{}'::jsonb ELSE '{"plan":"string","cohort":"string"}'::jsonb END,
+  CASE WHEN anonymous THEN '{}'::text[] ELSE '{firstName,lastName,email,attributes.plan,attributes.cohort}'::text[] END,
   '{}'::text[], NULL,
   lower(CASE WHEN anonymous THEN profile_id ELSE concat_ws(E'\\n', profile_id, email, first_name, last_name, first_name || ' ' || last_name) END),
   1, $3::bigint + n * $4::bigint, created_at, created_at

@@ -13,7 +13,7 @@ import { requestError } from './support/replies.js';
 const nul = 'a%00b';
 const encodedSurrogate = 'a%ED%A0%80b';
 /** The query parameters of the read API (docs/api.md). */
-const queryNames = ['q', 'cursor', 'kind', 'limit', 'after'];
+const queryNames = ['q', 'cursor', 'kind', 'limit', 'after', 'attribute', 'value'];
 const admin = { authorization: `Bearer ${adminToken}` };
 
 const errorLines = (lines: LogLine[]): LogLine[] => lines.filter((line) => line.level >= levels.error);

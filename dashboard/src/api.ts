@@ -177,7 +177,10 @@ export type TimelineEntry =
       eventId: string;
       trackID: string;
       eventName: string | null;
+      /** As sent: a zone-less time is UTC, which a browser would read as its own; show eventTimeUtc. */
       eventTime: string | null;
+      /** The instant of eventTime; null until the event's details are applied. */
+      eventTimeUtc: string | null;
       eventData: Record<string, unknown> | null;
       truncated?: Truncated;
     };
@@ -185,12 +188,21 @@ export type TimelineEntry =
 export interface LeadQuery {
   q?: string;
   kind?: 'known' | 'anonymous';
+  /** With `value`: the leads whose custom attribute of this name holds it. */
+  attribute?: string;
+  value?: string;
   limit?: number;
   cursor?: string;
 }
 
+/** The leads of the list's filters, every page: `exact` false when `count` is an estimate. */
+export interface LeadTotal {
+  count: number;
+  exact: boolean;
+}
+
 export const listLeads = (license: string, query: LeadQuery = {}) =>
-  call<{ leads: Lead[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/leads`, { ...query }));
+  call<{ leads: Lead[]; nextCursor: string | null; total: LeadTotal }>('GET', withQuery(`${accountPath(license)}/leads`, { ...query }));
 export const getLead = (license: string, id: string) => call<LeadDetail>('GET', `${accountPath(license)}/leads/${segment(id)}`);
 export const leadEvents = (license: string, id: string, limit?: number, cursor?: string) =>
   call<{ events: LeadEvent[]; nextCursor: string | null }>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/events`, { limit, cursor }));

@@ -206,7 +206,7 @@ export function searchTextOf(lead: LeadRow): string {
 }
 
 /** UTC instants with six fraction digits, as the read API shows every time. */
-const sixDigits = (instant: string): string => instant.replace(/\.(\d{1,6})Z$/, (_, f: string) => `.${f.padEnd(6, '0')}Z`);
+export const sixDigits = (instant: string): string => instant.replace(/\.(\d{1,6})Z$/, (_, f: string) => `.${f.padEnd(6, '0')}Z`);
 
 /**
  * The defaults of docs/spec.md 2.2 by column: constants, and "current time at creation" as the creating

@@ -23,35 +23,20 @@ const listSelectList = leadColumns
 export interface ListShape {
   kind: boolean;
   cursor: boolean;
-  search: 'none' | 'budgeted' | 'unordered';
+  /** `q`: a LIKE pattern over search_text. */
+  pattern: boolean;
+  /** A custom attribute's value: candidates of `lead_attributes_key` (leadAttributeCandidates). */
+  attribute: boolean;
+  /** How the page is found: in list order, over a budget of rows, or by the filters' indexes. */
+  walk: 'list' | 'budgeted' | 'unordered';
 }
 
 const listOrder = 'created_position DESC, profile_kind DESC, profile_id DESC';
 
-/**
- * A page of the leads list, newest first in the order profiles were created; merged anonymous
- * profiles are left out (their known profile lists their ids in anonymousIds, and `q` finds it by
- * them). Parameters: $1 account, $2 rows, then `profile_kind` when `kind`, then the cursor's
- * position, kind and id when `cursor`, then the LIKE pattern and (budgeted) the row budget.
- *
- * The search comes in two shapes, so that neither a rare nor a common term reads the account's
- * every lead: `budgeted` walks the list in order (index leads_list or leads_list_by_kind) over at
- * most a budget of rows and also returns the budget's last row (`scanned` = the budget) when it was
- * reached; `unordered` sorts what matches wherever it is, the shape a trigram index serves
- * (leads_search), used when the budget ran out short of a page: the term is rare.
- */
-export function listLeadsSql(shape: ListShape): string {
-  // The page's rows are found first, their large columns measured after: only the page's are.
-  const extra = shape.search === 'budgeted' ? ', l.matches, l.scanned' : '';
-  return `SELECT ${listSelectList}${extra} FROM (${pageOfLeadsSql(shape)}) l ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')}`;
-}
-
-function pageOfLeadsSql(shape: ListShape): string {
-  const values = ['$1', '$2'];
-  const next = (): string => {
-    values.push(`$${values.length + 1}`);
-    return values.at(-1) as string;
-  };
+/** The conditions of the filters (kind, `q`, attribute) and of the cursor, with the parameters they take after $1 account, $2 rows. */
+function conditionsOf(shape: Omit<ListShape, 'walk'>, firstParameter = 3): { where: string[]; matches: string[]; next: number } {
+  let n = firstParameter;
+  const next = (): string => `$${n++}`;
   const where = ['l.account_id = $1', 'l.merged_into IS NULL'];
   if (shape.kind) where.push(`l.profile_kind = ${next()}`);
   if (shape.cursor) {
@@ -59,22 +44,65 @@ function pageOfLeadsSql(shape: ListShape): string {
     // The first condition lets the scan of leads_list_by_kind start at the cursor.
     where.push(`l.created_position <= ${position}`, `(l.created_position, l.profile_kind, l.profile_id) < (${position}, ${kind}, ${id})`);
   }
-  if (shape.search === 'none') {
-    return `SELECT l.* FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2`;
+  const matches: string[] = [];
+  if (shape.pattern) matches.push(`l.search_text LIKE ${next()}`);
+  // Word for word the expression of the index leads_attributes (its migration).
+  if (shape.attribute) matches.push(`lead_attributes_key(l.account_id, l.profile_kind, l.attributes) @> ANY(${next()}::jsonb[])`);
+  return { where, matches, next: n };
+}
+
+/**
+ * A page of the leads list, newest first in the order profiles were created; merged anonymous
+ * profiles are left out (their known profile lists their ids in anonymousIds, and `q` finds it by
+ * them). Parameters: $1 account, $2 rows, then `profile_kind` when `kind`, then the cursor's
+ * position, kind and id when `cursor`, then the LIKE pattern when `pattern`, the attribute's
+ * candidates when `attribute`, and (budgeted) the row budget.
+ *
+ * A filtered page (`q`, attribute) comes in two shapes, so that neither a rare nor a common value
+ * reads the account's every lead: `budgeted` walks the list in order (index leads_list or
+ * leads_list_by_kind) over at most a budget of rows and also returns the budget's last row
+ * (`scanned` = the budget) when it was reached; `unordered` sorts what matches wherever it is, the
+ * shape the filters' indexes serve (leads_search, leads_attributes), used when the budget ran out
+ * short of a page: the value is rare.
+ */
+export function listLeadsSql(shape: ListShape): string {
+  // The page's rows are found first, their large columns measured after: only the page's are.
+  const extra = shape.walk === 'budgeted' ? ', l.matches, l.scanned' : '';
+  return `SELECT ${listSelectList}${extra} FROM (${pageOfLeadsSql(shape)}) l ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')}`;
+}
+
+function pageOfLeadsSql(shape: ListShape): string {
+  const { where, matches, next } = conditionsOf(shape);
+  if (shape.walk === 'list') {
+    return `SELECT l.* FROM leads l WHERE ${[...where, ...matches].join(' AND ')} ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2`;
   }
-  const pattern = next();
-  if (shape.search === 'unordered') {
+  if (shape.walk === 'unordered') {
     // `+ 0`: an order no index gives, so that the planner finds the matches first and sorts them.
-    return `SELECT l.* FROM leads l WHERE ${where.join(' AND ')} AND l.search_text LIKE ${pattern}
+    return `SELECT l.* FROM leads l WHERE ${[...where, ...matches].join(' AND ')}
       ORDER BY l.created_position + 0 DESC, l.profile_kind DESC, l.profile_id DESC LIMIT $2`;
   }
-  const budget = next();
+  const budget = `$${next}`;
   return `SELECT l.* FROM (
-      SELECT l.*, l.search_text LIKE ${pattern} AS matches, row_number() OVER (ORDER BY ${listOrder}) AS scanned
+      SELECT l.*, ${matches.join(' AND ')} AS matches, row_number() OVER (ORDER BY ${listOrder}) AS scanned
       FROM (SELECT * FROM leads l WHERE ${where.join(' AND ')} ORDER BY ${listOrder} LIMIT ${budget}) l
     ) l
     WHERE l.matches OR l.scanned = ${budget}
     ORDER BY ${listOrder.replace(/(\w+) DESC/g, 'l.$1 DESC')} LIMIT $2 + 1`;
+}
+
+/**
+ * The leads of the list's filters (no cursor), counted up to $2 (a LIMIT: the count stops there).
+ * Parameters after $1 account and $2 as listLeadsSql's.
+ */
+export function countLeadsSql(shape: Omit<ListShape, 'walk' | 'cursor'>): string {
+  const { where, matches } = conditionsOf({ ...shape, cursor: false });
+  return `SELECT count(*)::int AS leads FROM (SELECT 1 FROM leads l WHERE ${[...where, ...matches].join(' AND ')} LIMIT $2) l`;
+}
+
+/** The plan of countLeadsSql without its LIMIT, as JSON: the planner's estimate of its rows. Parameters as countLeadsSql's less $2. */
+export function estimateLeadsSql(shape: Omit<ListShape, 'walk' | 'cursor'>): string {
+  const { where, matches } = conditionsOf({ ...shape, cursor: false }, 2);
+  return `EXPLAIN (FORMAT JSON) SELECT 1 FROM leads l WHERE ${[...where, ...matches].join(' AND ')}`;
 }
 
 /**
@@ -116,7 +144,7 @@ export const leadEvents = `SELECT e.event_id, e.user_id, e.anonymous_id, e.event
  * predicate is this query's event types: keep them alike). Event data as in leadEvents.
  */
 export const leadTimeline = `SELECT t.event_id, t.global_position, t.stream_name, t.event_type, t.track_id, iso_utc(t.recorded_at) AS at,
-    e.event_name, e.event_time, ${payloadColumns('e.event_data', 'event_data', 's.t')}
+    e.event_name, e.event_time, iso_utc(e.event_time_utc) AS event_time_utc, ${payloadColumns('e.event_data', 'event_data', 's.t')}
   FROM (
     SELECT t.* FROM unnest($2::text[]) AS s(stream_name)
     CROSS JOIN LATERAL (

@@ -1,6 +1,8 @@
 import type { Pool } from '../../src/db/pool.js';
 import { countFitting, decodeCursorOf, encodeCursorOf, payloadOf, truncatedField, type Truncations } from '../reply-bytes.js';
-import { leadEvents, leadSystemAttributes, listLeadsSql, oneLead } from './queries-sql.js';
+import { attributeCandidates, type AttributeFilter } from './attribute-filter.js';
+import { countLeads, type LeadTotal } from './count.js';
+import { leadEvents, leadSystemAttributes, listLeadsSql, oneLead, type ListShape } from './queries-sql.js';
 
 /** Read queries on the leads model (docs/api.md, Leads). */
 
@@ -124,36 +126,60 @@ const trigramLength = 3;
 
 type WalkedRow = LeadRecord & { matches: boolean; scanned: string };
 
-export async function findLeads(
-  pool: Pool,
-  accountId: string,
-  options: { q?: string; kind?: LeadKind; limit: number; cursor?: Cursor },
-): Promise<LeadPage> {
+export interface LeadListOptions {
+  q?: string;
+  kind?: LeadKind;
+  attribute?: AttributeFilter;
+  limit: number;
+  cursor?: Cursor;
+}
+
+/** A page of the leads list and the list's total (count.ts). */
+export async function findLeads(pool: Pool, accountId: string, options: LeadListOptions): Promise<LeadPage & { total: LeadTotal }> {
   const term = options.q?.trim() ?? '';
   const q = term !== '' ? containsPattern(term) : null;
+  const kind = options.kind ? [options.kind === 'known' ? 'user' : 'anonymous'] : [];
+  const candidates = options.attribute ? attributeCandidates(accountId, kind.length ? kind : ['user', 'anonymous'], options.attribute) : null;
+  const filters = { kind: kind.length > 0, pattern: q !== null, attribute: candidates !== null };
+  const matchValues = [...(q !== null ? [q] : []), ...(candidates !== null ? [candidates] : [])];
+  const [page, total] = await Promise.all([
+    pageOfLeads(pool, { ...filters, cursor: options.cursor !== undefined }, [accountId, options.limit + 1, ...kind], matchValues, term, options),
+    countLeads(pool, filters, accountId, [...kind, ...matchValues]),
+  ]);
+  // A first page with nothing after it holds the whole list: its length is the count, however long counting took.
+  if (!total.exact && options.cursor === undefined && page.nextCursor === null) return { ...page, total: { count: page.leads.length, exact: true } };
+  return { ...page, total };
+}
+
+async function pageOfLeads(
+  pool: Pool,
+  shape: Omit<ListShape, 'walk'>,
+  head: unknown[],
+  matchValues: unknown[],
+  term: string,
+  options: LeadListOptions,
+): Promise<LeadPage> {
   const c = options.cursor;
-  const values: unknown[] = [accountId, options.limit + 1];
-  if (options.kind) values.push(options.kind === 'known' ? 'user' : 'anonymous');
-  if (c) values.push(c.position, c.kind, c.id);
-  const shape = { kind: options.kind !== undefined, cursor: c !== undefined };
+  const values = [...head, ...(c ? [c.position, c.kind, c.id] : []), ...matchValues];
   const walk = async (budget: number): Promise<{ matches: LeadRecord[]; end: WalkedRow | undefined }> => {
-    const walked = (await pool.query<WalkedRow>(listLeadsSql({ ...shape, search: 'budgeted' }), [...values, q, budget])).rows;
+    const walked = (await pool.query<WalkedRow>(listLeadsSql({ ...shape, walk: 'budgeted' }), [...values, budget])).rows;
     // The budget's last row comes back when the walk reached it: the list goes on past it.
     return { matches: walked.filter((r) => r.matches), end: walked.find((r) => Number(r.scanned) === budget) };
   };
   let rows: LeadRecord[];
-  if (q === null) {
-    rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'none' }), values)).rows;
-  } else if ([...term].length < trigramLength) {
+  if (matchValues.length === 0) {
+    rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, walk: 'list' }), values)).rows;
+  } else if (!shape.attribute && [...term].length < trigramLength) {
+    // No index can find the term: the walk only.
     const { matches, end } = await walk(shortSearchBudget);
     if (matches.length <= options.limit && end) return leadPageOf(matches, options.limit, end);
     rows = matches;
   } else {
     const { matches, end } = await walk(searchBudget);
     rows = matches;
-    // The budget ran out before a page was full: the rest by the index.
+    // The budget ran out before a page was full: the rest by the indexes.
     if (rows.length <= options.limit && end) {
-      rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, search: 'unordered' }), [...values, q])).rows;
+      rows = (await pool.query<LeadRecord>(listLeadsSql({ ...shape, walk: 'unordered' }), values)).rows;
     }
   }
   return leadPageOf(rows, options.limit, undefined);

@@ -14,7 +14,10 @@ export type TimelineEntry =
       eventId: string;
       trackID: string;
       eventName: string | null;
+      /** As sent (zone-less forms are read as UTC): show eventTimeUtc, the instant. */
       eventTime: string | null;
+      /** The UTC instant of eventTime (the receipt when none was sent); null until user-events has the event. */
+      eventTimeUtc: string | null;
       /** Null also when larger than a list shows: `truncated.eventData` says so. */
       eventData: Record<string, unknown> | null;
       truncated?: Truncations;
@@ -41,6 +44,7 @@ interface TimelineRow extends Record<string, unknown> {
   at: string;
   event_name: string | null;
   event_time: string | null;
+  event_time_utc: string | null;
 }
 
 /**
@@ -59,7 +63,7 @@ export async function findLeadTimeline(pool: Pool, accountId: string, lead: Lead
     if (row.event_type === 'EventTracked') {
       const truncations: Truncations = {};
       const eventData = payloadOf<Record<string, unknown>>(row, 'event_data', 'eventData', truncations);
-      return { kind: 'event', ...common, eventName: row.event_name, eventTime: row.event_time, eventData, ...truncatedField(truncations) };
+      return { kind: 'event', ...common, eventName: row.event_name, eventTime: row.event_time, eventTimeUtc: row.event_time_utc, eventData, ...truncatedField(truncations) };
     }
     return { kind: 'profile', ...common, eventType: row.event_type, ...profileOf.get(row.stream_name) };
   });

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
 import { decodeCursor, decodeLeadEventsCursor, findLead, findLeadEvents, findLeads, type Lead, type LeadKind } from '../../projections/leads/queries.js';
+import { attributeNamePattern, maxAttributeNameLength, maxAttributeValueLength, type AttributeFilter } from '../../projections/leads/attribute-filter.js';
 import { decodeTimelineCursor, findLeadTimeline } from '../../projections/leads/timeline.js';
 import { decodeLiveCursor, isLiveKind, liveEvents, liveKinds } from '../../projections/track-index/live.js';
 import {
@@ -50,6 +51,22 @@ function cursorOf<T>(req: Request, decode: (text: string) => T | null, name = 'c
   return cursor;
 }
 
+/** The leads list's filter by a custom attribute: `attribute` and `value` together, or neither (an empty `attribute` is none). */
+function attributeFilterOf(req: Request): AttributeFilter | undefined {
+  const name = stringQuery(req, 'attribute');
+  const value = stringQuery(req, 'value');
+  if (name === undefined || name === '') {
+    if (value !== undefined) throw badRequest('value needs attribute: the custom attribute it is the value of');
+    return undefined;
+  }
+  if (name.length > maxAttributeNameLength || !attributeNamePattern.test(name)) {
+    throw badRequest(`attribute must be the name of a custom attribute: a lowercase letter, then lowercase letters, digits and _, at most ${maxAttributeNameLength} characters`);
+  }
+  if (value === undefined) throw badRequest('attribute needs value: the value the leads hold');
+  if (value.length > maxAttributeValueLength) throw badRequest(`value must be at most ${maxAttributeValueLength} characters`);
+  return { name, value };
+}
+
 /** The read API (docs/api.md) under /admin/v1/accounts/:license: the read models, never the event log. */
 export function readRoutes(services: Services): Router {
   const router = Router({ mergeParams: true });
@@ -63,7 +80,8 @@ export function readRoutes(services: Services): Router {
     const kindText = stringQuery(req, 'kind');
     if (kindText !== undefined && !leadKinds.includes(kindText)) throw badRequest('kind must be known or anonymous');
     const kind = kindText as LeadKind | undefined;
-    res.json(await findLeads(services.pool, accountOf(res).id, { q, kind, limit: limitOf(req), cursor }));
+    const attribute = attributeFilterOf(req);
+    res.json(await findLeads(services.pool, accountOf(res).id, { q, kind, attribute, limit: limitOf(req), cursor }));
   });
 
   const leadOf = async (req: Request, res: Response): Promise<Lead> => {

@@ -154,10 +154,12 @@ const cursorParameter = query('cursor', 'The `nextCursor` of an earlier page.');
 const byBytes = 'A page ends at `limit` or before the item that would take it past 1 MiB of JSON, with a `nextCursor`; payloads over 4 KiB of JSON text are left out (`truncated`), `GET .../events/{eventId}` gives them.';
 
 export const readOperations: OperationDoc[] = takingAdminToken([
-  read('leads', 'list-leads', 'Leads, newest first', 'A page of leads, with the cursor of the next; at most 1 MiB of JSON, `anonymousIds`, `attributes` and `attributeTypes` left out when over 4 KiB (`truncated`: `GET .../leads/{id}` gives them). A `q` of 1 or 2 characters walks at most 50,000 leads a request: its page may be short, even empty, with a `nextCursor` to go on.', 'LeadPage', {
+  read('leads', 'list-leads', 'Leads, newest first', 'A page of leads, with the cursor of the next; at most 1 MiB of JSON, `anonymousIds`, `attributes` and `attributeTypes` left out when over 4 KiB (`truncated`: `GET .../leads/{id}` gives them). A `q` of 1 or 2 characters walks at most 50,000 leads a request: its page may be short, even empty, with a `nextCursor` to go on. `total` counts the leads of the filters, every page: exactly up to 10,000 when counting takes under 50 ms, else PostgreSQL\'s estimate (`exact: false`).', 'LeadPage', {
     parameters: [
       query('q', 'Finds ids, email and names (case-insensitive, anywhere in the text); at most 200 characters.', { type: 'string', maxLength: 200 }),
       query('kind', '`known` (has a userId) or `anonymous`.', { enum: ['known', 'anonymous'] }),
+      query('attribute', 'With `value`: only the leads whose custom attribute of this name holds the value.', { type: 'string', pattern: '^[a-z][a-z0-9_]*$', maxLength: 100 }),
+      query('value', 'With `attribute`: the value, as text. `12` finds the number 12 and the text "12", `true` the boolean and the text, a date-time the instant it names (in any form that names it).', { type: 'string', maxLength: 1000 }),
       limitParameter(500, 50),
       cursorParameter,
     ],

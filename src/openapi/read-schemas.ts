@@ -128,6 +128,13 @@ export const readSchemas: Record<string, JsonObject> = {
   LeadPage: closedObject({
     leads: { type: 'array', items: schemaRef('ListedLead'), description: 'Newest first.' },
     nextCursor,
+    total: closedObject(
+      {
+        count: count,
+        exact: { type: 'boolean', description: 'False: `count` is an estimate (show it as "about").' },
+      },
+      { description: 'The leads of the filters (`q`, `kind`, `attribute`), every page: counted exactly up to 10,000 when that takes under 50 ms, else PostgreSQL\'s estimate.' },
+    ),
   }),
   LeadEvents: closedObject({
     events: {
@@ -164,7 +171,8 @@ export const readSchemas: Record<string, JsonObject> = {
             eventId: { type: 'string', format: 'uuid' },
             trackID,
             eventName: orNull('string'),
-            eventTime: orNull('string'),
+            eventTime: orNull('string', { description: 'As sent: a zone-less time is read as UTC, so show `eventTimeUtc`.' }),
+            eventTimeUtc: orNull('string', { format: 'date-time', description: 'The UTC instant of `eventTime` (its receipt when none was sent).' }),
             eventData: orNull('object'),
           },
           { title: 'An event of the lead', description: 'Its details are null until the user-events projection has applied it; `eventData` also when too large for a list (`truncated`).' },

@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { TruncatedPayload } from '../components/truncated-payload';
 import { systemAttributes } from '../../../src/spec/system-attributes';
-import { ApiError, getLead, leadTimeline, type Lead, type TimelineEntry } from '../api';
+import { ApiError, getLead, type Lead } from '../api';
 import { ErrorText, PageHeading } from '../components';
 import { ScrollBox } from '../components/scroll-box';
 import { When } from '../components/when';
 import { Link, pathTo } from '../router';
-import { leadIdOf } from './leads';
+import { Timeline } from './lead-timeline';
+import { leadIdOf } from './leads-table';
+import { goToLeadsList, leadsListPath } from './leads-view';
 import type { PageProps } from './page';
 
 /** A value a client sent, as text: strings as they are, anything else as JSON. */
@@ -14,6 +15,13 @@ function shown(value: unknown): string {
   if (value === null || value === undefined) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
+
+/** A value as the page shows it: a date-time (a UTC instant) as every instant is, anything else as text. */
+function AttributeValue({ value, dateTime }: { value: unknown; dateTime: boolean }) {
+  return dateTime && typeof value === 'string' ? <When at={value} /> : <>{shown(value)}</>;
+}
+
+const notSet = (value: unknown): boolean => value === null || value === undefined;
 
 /**
  * One lead: every system attribute of docs/spec.md 2.2, its custom attributes with their registered types,
@@ -46,7 +54,9 @@ export function LeadPage({ license, params }: PageProps) {
     <section aria-labelledby="page-heading">
       <PageHeading>Lead {known}</PageHeading>
       <p>
-        <Link href="/leads">Back to leads</Link>
+        <Link href={leadsListPath()} onFollow={goToLeadsList}>
+          Back to leads
+        </Link>
       </p>
       {error ? (
         <ErrorText error={error instanceof ApiError && error.status === 404 ? new Error(`No lead with the id ${id} in this account.`) : error} />
@@ -72,10 +82,26 @@ export function LeadPage({ license, params }: PageProps) {
   );
 }
 
+/**
+ * Every system attribute of docs/spec.md 2.2, those never sent (and without a default) hidden at
+ * first: a lead is usually sent a few of them, and the rest would bury those under "not set".
+ */
 function SystemAttributes({ lead }: { lead: Lead }) {
+  const [hideEmpty, setHideEmpty] = useState(true);
+  const empty = systemAttributes.filter((attribute) => notSet(lead[attribute.name])).length;
+  const listed = systemAttributes.filter((attribute) => !hideEmpty || !notSet(lead[attribute.name]));
   return (
     <section aria-labelledby="system-attributes">
       <h2 id="system-attributes">System attributes</h2>
+      <p class="toggle">
+        <label>
+          <input type="checkbox" checked={hideEmpty} onChange={(event) => setHideEmpty((event.currentTarget as HTMLInputElement).checked)} />
+          <span>Hide attributes not set</span>
+        </label>{' '}
+        <span class="none">
+          ({empty} of {systemAttributes.length} not set{hideEmpty && empty > 0 ? ', hidden' : ''})
+        </span>
+      </p>
       <ScrollBox label="System attributes">
         <table class="data attributes">
           <thead>
@@ -86,13 +112,13 @@ function SystemAttributes({ lead }: { lead: Lead }) {
             </tr>
           </thead>
           <tbody>
-            {systemAttributes.map((attribute) => {
+            {listed.map((attribute) => {
               const value = lead[attribute.name];
               return (
                 <tr key={attribute.name}>
                   <th scope="row">{attribute.name}</th>
                   <td>{attribute.type}</td>
-                  <td>{value === null || value === undefined ? <span class="none">not set</span> : shown(value)}</td>
+                  <td>{notSet(value) ? <span class="none">not set</span> : <AttributeValue value={value} dateTime={attribute.type === 'TIMESTAMPTZ'} />}</td>
                 </tr>
               );
             })}
@@ -125,7 +151,9 @@ function CustomAttributes({ lead }: { lead: Lead }) {
                 <tr key={name}>
                   <th scope="row">{name}</th>
                   <td>{lead.attributeTypes?.[name] ?? 'not registered'}</td>
-                  <td>{shown(lead.attributes[name])}</td>
+                  <td>
+                    <AttributeValue value={lead.attributes[name]} dateTime={lead.attributeTypes?.[name] === 'datetime'} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -152,108 +180,6 @@ function MergedIds({ lead }: { lead: Lead }) {
           ))}
         </ul>
       )}
-    </section>
-  );
-}
-
-function describe(entry: TimelineEntry): string {
-  if (entry.kind === 'event') return `Event ${entry.eventName ?? '(details not applied yet)'}`;
-  const who = entry.userId !== undefined ? `userId ${entry.userId}` : `anonymousId ${entry.anonymousId ?? ''}`;
-  return `${entry.eventType === 'ProfilesMerged' ? 'Profiles merged' : 'Profile sent'} (${who})`;
-}
-
-function Timeline({ license, id }: { license: string; id: string }) {
-  const [entries, setEntries] = useState<TimelineEntry[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    setEntries(null);
-    setError(null);
-    leadTimeline(license, id).then(({ entries: found, nextCursor }) => {
-      setEntries(found);
-      setNext(nextCursor);
-    }, setError);
-  }, [license, id]);
-  const more = () => {
-    if (next === null) return;
-    setLoadingMore(true);
-    leadTimeline(license, id, undefined, next)
-      .then(({ entries: found, nextCursor }) => {
-        setEntries((shown) => [...(shown ?? []), ...found]);
-        setNext(nextCursor);
-      }, setError)
-      .finally(() => setLoadingMore(false));
-  };
-
-  return (
-    <section aria-labelledby="timeline">
-      <h2 id="timeline">Timeline</h2>
-      <ErrorText error={error} />
-      {!entries ? (
-        error ? null : (
-          <p role="status">Loading the timeline…</p>
-        )
-      ) : entries.length === 0 ? (
-        <p>Nothing yet.</p>
-      ) : (
-        <ScrollBox label="Timeline">
-          <table class="data">
-            <thead>
-              <tr>
-                <th scope="col">Stored</th>
-                <th scope="col">What</th>
-                <th scope="col">Details</th>
-                <th scope="col">trackID</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map((entry, index) => (
-                <tr key={`${entry.trackID}-${index}`}>
-                  <td>
-                    <When at={entry.at} />
-                  </td>
-                  <td>{describe(entry)}</td>
-                  <td class="details">
-                    {entry.kind === 'event' ? (
-                      <>
-                        {entry.eventTime ? (
-                          <>
-                            at <When at={entry.eventTime} />{' '}
-                          </>
-                        ) : null}
-                        {entry.truncated?.eventData ? (
-                          <TruncatedPayload
-                            license={license}
-                            eventId={entry.eventId}
-                            marker={entry.truncated.eventData}
-                            pick={(event) => (event.data as { eventData?: unknown }).eventData}
-                            label={`event data of ${entry.eventName ?? 'the event'}`}
-                          />
-                        ) : entry.eventData && Object.keys(entry.eventData).length ? (
-                          <code>{JSON.stringify(entry.eventData)}</code>
-                        ) : null}
-                      </>
-                    ) : null}
-                  </td>
-                  <td>
-                    <Link href={pathTo('/track/:trackID', { trackID: entry.trackID })}>
-                      <code>{entry.trackID}</code>
-                    </Link>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </ScrollBox>
-      )}
-      {entries && next !== null ? (
-        <p>
-          <button type="button" class="more" onClick={more} disabled={loadingMore}>
-            {loadingMore ? 'Loading…' : 'More of the timeline'}
-          </button>
-        </p>
-      ) : null}
     </section>
   );
 }
