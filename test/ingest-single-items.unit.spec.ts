@@ -40,7 +40,7 @@ describe('single-event commands (unit)', () => {
     ]);
   });
 
-  const emptyProductId = { status: 'error', reason: 'schema', message: 'productId cannot be empty' };
+  const emptyProductId = { status: 'error', reason: 'schema', field: 'productId', message: 'productId cannot be empty' };
 
   it("answers a product event with a missing, null or blank productId 'productId cannot be empty', ahead of its other faults", async () => {
     for (const productId of [undefined, null, '', '  ']) {
@@ -62,6 +62,7 @@ describe('single-event commands (unit)', () => {
     expect(await ingestSingle('events', deps, requestContext(), { userId: 'undefined', eventName: 'Viewed' })).to.deep.equal({
       status: 'error',
       reason: 'identity',
+      field: 'userId',
       message: "userId 'undefined' is a placeholder, not an identity",
     });
     expect(store.events).to.deep.equal([]);
@@ -81,6 +82,7 @@ describe('single-event commands (unit)', () => {
       expect(await ingestSingle(endpoint, deps, requestContext(), item), endpoint).to.deep.equal({
         status: 'error',
         reason: 'identity',
+        field: 'userId',
         message: "userId 'anonymous' is a placeholder, not an identity",
       });
     }

@@ -32,7 +32,7 @@ describe('users command (unit)', () => {
     const deps = userDoubles();
     deps.registry.registerElsewhere('acc-1', 'plan', 'number');
     const results = await ingestUsers(deps, requestContext('acc-1'), [{ userId: 'u-1', attributes: { plan: 'gold' } }]);
-    expect(results).to.deep.equal([{ status: 'error', reason: 'attribute_type', message: "attribute 'plan' is registered as number and cannot be sent as string" }]);
+    expect(results).to.deep.equal([{ status: 'error', reason: 'attribute_type', field: 'attributes', message: "attribute 'plan' is registered as number and cannot be sent as string" }]);
     expect(deps.store.events).to.deep.equal([]);
   });
 
@@ -69,6 +69,7 @@ describe('users command (unit)', () => {
     expect(results[0]).to.deep.equal({
       status: 'error',
       reason: 'merge_conflict',
+      field: 'anonymousId',
       message: "anonymousId 'a-1' is already merged into userId 'u-1' and cannot be merged into 'u-2'",
     });
     expect(results[1]?.status).to.equal('queued');
@@ -102,7 +103,7 @@ describe('users command (unit)', () => {
       return claim(accountId, pending);
     };
     const results = await ingestUsers(deps, requestContext('acc-1'), [{ userId: 'u-1', attributes: { plan: 'gold' } }]);
-    expect(results).to.deep.equal([{ status: 'error', reason: 'attribute_type', message: "attribute 'plan' is registered as boolean and cannot be sent as string" }]);
+    expect(results).to.deep.equal([{ status: 'error', reason: 'attribute_type', field: 'attributes', message: "attribute 'plan' is registered as boolean and cannot be sent as string" }]);
     expect(deps.store.events).to.deep.equal([]);
   });
 
@@ -125,10 +126,11 @@ describe('users command (unit)', () => {
       { userId: 'u-3', attributes: { vip: true } },
     ]);
     expect(results.slice(0, 2)).to.deep.equal([
-      { status: 'error', reason: 'schema', message: "unknown field 'extra'" },
+      { status: 'error', reason: 'schema', field: 'unknown field', message: "unknown field 'extra'" },
       {
         status: 'error',
         reason: 'datetime',
+        field: 'attributes',
         message:
           "attributes.renewed must be an ISO 8601 date-time such as 2024-05-01T12:30:00, 2024-05-01T12:30:00.123456+0200 or 2024-05-01T12:30:00Z, not '2024-02-30T00:00:00'",
       },

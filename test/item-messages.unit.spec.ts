@@ -87,10 +87,12 @@ describe('item refusal messages (unit)', () => {
     expect(fresh.validate('event', { userId: 'u', eventName: 'x', eventTime: '9999-12-31T23:59:59-1400' })).to.deep.equal({
       ok: false,
       message: 'eventTime must be an ISO 8601 date-time from 0001-01-01T00:00:00.000000Z to 9999-12-31T23:59:59.999999Z once read as UTC',
+      field: 'eventTime',
     });
     expect(fresh.validate('user', { userId: 'u', attributes: {}, birth_date: '2024-02-30T00:00:00' })).to.deep.equal({
       ok: false,
       message: 'birth_date must be an ISO 8601 date-time such as 2024-05-01T12:30:00, 2024-05-01T12:30:00.123456+0200 or 2024-05-01T12:30:00Z',
+      field: 'birth_date',
     });
     expect(fresh.validate('user', { userId: 'u', attributes: {}, birth_date: '2024-02-29T00:00:00' })).to.deep.equal({ ok: true });
   });
