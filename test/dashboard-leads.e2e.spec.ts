@@ -189,6 +189,9 @@ describe('dashboard leads (e2e)', () => {
       await screenshot(page, 'lead-1280');
       await page.setViewportSize({ width: 400, height: 800 });
       expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);
+      // The timeline stacks: each entry's trackID within the screen, not scrolled off to the side.
+      const linkBox = await trackLink.boundingBox();
+      expect(linkBox && linkBox.x + linkBox.width, 'right edge of the trackID').to.be.at.most(400);
       await screenshot(page, 'lead-400');
       await page.setViewportSize({ width: 1280, height: 800 });
 

@@ -137,11 +137,18 @@ describe('leads read API', function () {
 
     it('timeline: its profiles (those of the merged anonymous id too) and events, latest first, with trackIDs', async () => {
       const { entries } = await ok<{ entries: Entry[] }>(app, account, '/leads/u-9/timeline');
+      const utcTimes: unknown[] = [];
       const shape = entries.map(({ at, eventId, ...rest }) => {
         expect(at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
         expect(eventId).to.match(uuidPattern);
-        return rest;
+        if (rest.kind !== 'event') return rest;
+        const { eventTimeUtc, ...others } = rest;
+        utcTimes.push(eventTimeUtc);
+        return others;
       });
+      // An event's instant: its eventTime read as UTC, or its receipt when it was sent none.
+      expect(utcTimes[0]).to.equal('2024-05-01T10:30:00.000000Z');
+      expect(utcTimes[1]).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
       expect(shape).to.deep.equal([
         { kind: 'event', trackID: sent.knownEvent, eventName: 'bought', eventTime: '2024-05-01T12:30:00+02:00', eventData: { sku: 'A-1' } },
         { kind: 'profile', trackID: sent.merge, eventType: 'ProfilesMerged', userId: 'u-9' },

@@ -58,7 +58,7 @@ describe('read API: searching leads (e2e)', () => {
   const search = async (q: string, token = admin): Promise<string[]> => {
     const reply = await app.get<LeadPage>(leadsPath(account, `?q=${encodeURIComponent(q)}`), token);
     expect(reply.status, show(reply)).to.equal(200);
-    expect(reply.body).to.have.all.keys('leads', 'nextCursor');
+    expect(reply.body).to.have.all.keys('leads', 'nextCursor', 'total');
     return reply.body.leads.map(idOf) as string[];
   };
 

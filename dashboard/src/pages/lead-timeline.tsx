@@ -50,7 +50,7 @@ export function Timeline({ license, id }: { license: string; id: string }) {
         <p>Nothing yet.</p>
       ) : (
         <ScrollBox label="Timeline">
-          <table class="data">
+          <table class="data stack">
             <thead>
               <tr>
                 <th scope="col">Stored</th>
@@ -62,11 +62,11 @@ export function Timeline({ license, id }: { license: string; id: string }) {
             <tbody>
               {entries.map((entry, index) => (
                 <tr key={`${entry.trackID}-${index}`}>
-                  <td>
+                  <td data-label="Stored">
                     <When at={entry.at} />
                   </td>
-                  <td>{describe(entry)}</td>
-                  <td class="details">
+                  <td data-label="What">{describe(entry)}</td>
+                  <td class="details" data-label="Details">
                     {entry.kind === 'event' ? (
                       <>
                         {entry.eventTimeUtc ? (
@@ -89,7 +89,7 @@ export function Timeline({ license, id }: { license: string; id: string }) {
                       </>
                     ) : null}
                   </td>
-                  <td>
+                  <td data-label="trackID">
                     <Link href={pathTo('/track/:trackID', { trackID: entry.trackID })}>
                       <code>{entry.trackID}</code>
                     </Link>
