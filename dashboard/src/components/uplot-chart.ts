@@ -21,6 +21,15 @@ export interface DrawnChart {
 
 const height = 220;
 
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/** A tick of the time axis, on the 24-hour UTC clock of the rest of the dashboard: `14:05`; at midnight the date under it. */
+function tickText(seconds: number): string {
+  const at = new Date(seconds * 1000);
+  const clock = `${two(at.getUTCHours())}:${two(at.getUTCMinutes())}`;
+  return at.getUTCHours() === 0 && at.getUTCMinutes() === 0 ? `${clock}\n${at.toISOString().slice(0, 10)}` : clock;
+}
+
 /** A line chart of counts over time (`times` in seconds) into `element`, its axis and legend in UTC. */
 export function drawChart(element: HTMLElement, width: number, times: number[], series: ChartSeries[]): DrawnChart {
   const chart = new uPlot(
@@ -30,7 +39,7 @@ export function drawChart(element: HTMLElement, width: number, times: number[], 
       // Times in UTC, as every other time of the dashboard (components/when.tsx).
       tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
       scales: { y: { range: (_self, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{ label: 'time (UTC)' }, { label: 'items', size: 50 }],
+      axes: [{ label: 'time (UTC)', values: (_self, splits) => splits.map(tickText) }, { label: 'items', size: 50 }],
       // The legend's marker of a dashed line (rejected) is dashed too.
       legend: { markers: { dash: (self, index) => (self.series[index]?.dash ? 'dashed' : 'solid'), width: 3 } },
       series: [
