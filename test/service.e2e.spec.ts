@@ -161,18 +161,23 @@ describe('the service on its embedded database (e2e)', function () {
       const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
       // Sixteen clients each send requests back to back over their keep-alive connection.
       const acknowledged: string[] = [];
+      const answered = new Array<number>(16).fill(0);
       const clients = Array.from({ length: 16 }, async (_, c) => {
         for (let i = 0; ; i += 1) {
           try {
             const reply = await post(base, `/v1/accounts/${licenseCode}/events`, { userId: `u${c}`, eventName: `e${i}` }, accessToken);
             expect(reply.status).to.be.oneOf([200, 503]);
+            answered[c] = (answered[c] ?? 0) + 1;
             if (reply.status === 200) acknowledged.push((reply.body.response as { trackID: string }).trackID);
           } catch (error) {
             return String((error as { cause?: { code?: string } }).cause?.code ?? error);
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 700));
+      // The signal once every client has had replies on its connection, not after a fixed 700 ms:
+      // on a loaded machine the clients' connections were then still in the listen queue, which
+      // the kernel resets when the service stops listening (ECONNRESET, not a request in flight).
+      await eventually(async () => answered.every((n) => n >= 2), 30_000, () => `replies per client: ${answered.join()}`);
       const signalled = Date.now();
       service.child.kill('SIGTERM');
       const endings = await Promise.all(clients);
