@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { accountsChanged, currentSession, listAccounts, onUnauthorized, signOut, type AccountSummary, type Session } from './api';
 import { ErrorText, PageHeading } from './components';
 import { PageBoundary } from './components/page-boundary';
@@ -40,8 +40,10 @@ function Dashboard({ session, onSignedOut }: { session: Session; onSignedOut: ()
   const visible = routes.filter((route) => operator || !route.operatorOnly);
   const found = findRoute(visible, path);
 
-  // A new page takes the focus on its heading (see PageHeading).
-  useEffect(() => {
+  // A new page takes the focus on its heading (see PageHeading), in the same task as the page is
+  // put in the document: an effect runs after the next frame, so a Tab pressed on the shown page
+  // before then went somewhere and was then undone (the focus pulled back to the heading).
+  useLayoutEffect(() => {
     document.getElementById('page-heading')?.focus();
     document.title = `${found?.route.title ?? (findRoute(routes, path) ? 'Operators only' : 'Not found')} · Tracking dashboard`;
   }, [path]);
