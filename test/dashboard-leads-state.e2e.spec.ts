@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { accountIdOf } from './support/account-replay.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
 import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
@@ -140,13 +141,12 @@ describe('dashboard leads: state in the URL, total, attribute filter; the lead p
 
     // An account of 12,000 leads, written into the read model: more than the service counts.
     const big = await app.account('Big');
-    const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [big.licenseCode]);
     await app.pool.query(
       `INSERT INTO leads (account_id, profile_kind, profile_id, user_id, opt_in_sms, opt_in_email, date_identified, points, attributes,
          attribute_types, own_keys, anonymous_ids, search_text, version, created_position, created_at, changed_at)
        SELECT $1::uuid, 'user', 'big-' || n, 'big-' || n, false, false, now(), 0, '{}', '{}', '{}', '{}', 'big-' || n, 1, 1000000 + n, now(), now()
        FROM generate_series(1, 12000) AS n`,
-      [rows[0]?.id],
+      [await accountIdOf(app, big)],
     );
     await app.pool.query('ANALYZE leads');
     const bigPage = await openPage(browser, { expectedFailedLoads: signInFailedLoads });

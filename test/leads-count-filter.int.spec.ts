@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { attributeCandidates } from '../projections/leads/attribute-filter.js';
 import { exactCountCap } from '../projections/leads/count.js';
 import { listLeadsSql } from '../projections/leads/queries-sql.js';
+import { accountIdOf } from './support/account-replay.js';
 import { servedApp, type Credentials, type Reply, type TestApp } from './support/app.js';
 
 type Page = { leads: { userId: string | null; anonymousId: string | null }[]; nextCursor: string | null; total: { count: number; exact: boolean } };
@@ -39,12 +40,10 @@ describe('leads list past the exact count and the list walk (int)', function () 
 
   before(async () => {
     const other = await app.account('other');
-    const idOf = async (license: string): Promise<string> =>
-      (await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [license])).rows[0]?.id as string;
-    accountId = await idOf(account.licenseCode);
+    accountId = await accountIdOf(app, account);
     // The other account's leads hold the same values and sit in between in the store.
     await app.pool.query(fillSql, [accountId, 0, leads]);
-    await app.pool.query(fillSql, [await idOf(other.licenseCode), 100_000, leads]);
+    await app.pool.query(fillSql, [await accountIdOf(app, other), 100_000, leads]);
     await app.pool.query('ANALYZE leads');
   });
 

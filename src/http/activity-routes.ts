@@ -4,6 +4,7 @@ import { activityCounts, decodeWarningsCursor, recentWarnings, warningGroups } f
 import { lagOfAccount } from '../../projections/runner/status.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
+import { stringQuery } from './params.js';
 
 const defaultRecent = 100;
 const maxRecent = 1_000;
@@ -20,9 +21,7 @@ function recentLimit(req: Request): number {
 
 /** An exact-match filter of the recent list: absent is none; `field=` (empty) is the item as a whole. */
 function filterOf(req: Request, name: 'reason' | 'field' | 'endpoint'): string | undefined {
-  const value = req.query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw badRequest(`${name} must be given once, as text`);
+  const value = stringQuery(req, name);
   if (value === '' && name !== 'field') return undefined;
   return value;
 }
@@ -40,8 +39,7 @@ export function activityRoutes(services: Services): Router {
 
   router.get('/warnings/recent', async (req: Request, res: Response) => {
     const limit = recentLimit(req);
-    const cursorText = req.query.cursor;
-    if (cursorText !== undefined && typeof cursorText !== 'string') throw badRequest('cursor must be given once, as text');
+    const cursorText = stringQuery(req, 'cursor');
     const before = cursorText === undefined || cursorText === '' ? undefined : decodeWarningsCursor(cursorText);
     if (before === null) throw badRequest('cursor is not one this API gave out');
     res.json(await recentWarnings(services.pool, accountOf(res).id, limit, before, { reason: filterOf(req, 'reason'), field: filterOf(req, 'field'), endpoint: filterOf(req, 'endpoint') }));

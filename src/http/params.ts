@@ -56,6 +56,14 @@ function decodedQueryText(value: string): string | null {
   }
 }
 
+/** A query parameter given at most once, as text (checkQuery has refused unstorable text); undefined when absent. */
+export function stringQuery(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badRequest(`${name} must be given once, as text`);
+  return value;
+}
+
 /**
  * The query string, read from the request line: express's parser turns bytes that are not UTF-8
  * (`%ED%A0%80`, an encoded surrogate; `%FF`) into U+FFFD, and a changed value would be searched for.

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
+import { stringQuery } from './params.js';
 import { decodeCursor, decodeLeadEventsCursor, findLead, findLeadEvents, findLeads, type Lead, type LeadKind } from '../../projections/leads/queries.js';
 import { attributeNamePattern, maxAttributeNameLength, maxAttributeValueLength, type AttributeFilter } from '../../projections/leads/attribute-filter.js';
 import { decodeTimelineCursor, findLeadTimeline } from '../../projections/leads/timeline.js';
@@ -33,13 +34,6 @@ function limitOf(req: Request, { fallback = defaultLimit, max = maxLimit } = {})
     throw badRequest(`limit must be an integer from 1 to ${max}`);
   }
   return limit;
-}
-
-function stringQuery(req: Request, name: string): string | undefined {
-  const value = req.query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw badRequest(`${name} must be given once, as text`);
-  return value;
 }
 
 /** The `cursor` parameter decoded by `decode`: undefined when absent or empty; 400 when not one this API gave out. */

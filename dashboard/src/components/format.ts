@@ -33,14 +33,14 @@ export function utcText(date: Date, precision: Precision = 'second'): string {
   return `${date.toISOString().slice(0, precision === 'minute' ? 16 : 19).replace('T', ' ')} UTC`;
 }
 
-/** The browser's time zone, as Intl names it, or null when it cannot tell. */
-function browserZone(): string | null {
+/** The browser's time zone, as Intl names it, or null when it cannot tell: read once, not at every instant shown. */
+const browserZone: string | null = (() => {
   try {
     return Intl.DateTimeFormat().resolvedOptions().timeZone ?? null;
   } catch {
     return null;
   }
-}
+})();
 
 /** The same instant in the browser's zone: `2026-11-22 22:22:38 America/Los_Angeles (UTC-08:00)`. */
 export function browserText(date: Date, precision: Precision = 'second'): string {
@@ -48,8 +48,7 @@ export function browserText(date: Date, precision: Precision = 'second'): string
   const offset = -date.getTimezoneOffset();
   const sign = offset < 0 ? '-' : '+';
   const zone = `UTC${sign}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
-  const name = browserZone();
-  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${clock} ${name ? `${name} (${zone})` : zone}`;
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${clock} ${browserZone ? `${browserZone} (${zone})` : zone}`;
 }
 
 /** An ISO instant as text in the one format; the text itself when it is no instant; '—' for none. */

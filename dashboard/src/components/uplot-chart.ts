@@ -21,13 +21,12 @@ export interface DrawnChart {
 
 const height = 220;
 
-const two = (n: number): string => String(n).padStart(2, '0');
-
 /** A tick of the time axis, on the 24-hour UTC clock of the rest of the dashboard: `14:05`; at midnight the date under it. */
 function tickText(seconds: number): string {
-  const at = new Date(seconds * 1000);
-  const clock = `${two(at.getUTCHours())}:${two(at.getUTCMinutes())}`;
-  return at.getUTCHours() === 0 && at.getUTCMinutes() === 0 ? `${clock}\n${at.toISOString().slice(0, 10)}` : clock;
+  // `2026-11-23 06:22 UTC`: the date, then the clock.
+  const text = utcText(new Date(seconds * 1000), 'minute');
+  const clock = text.slice(11, 16);
+  return clock === '00:00' ? `${clock}\n${text.slice(0, 10)}` : clock;
 }
 
 /** A line chart of counts over time (`times` in seconds) into `element`, its axis and legend in UTC. */
