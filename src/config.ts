@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
-import { accessTokenPrefix } from './access-tokens.js';
-import { defaultMaxAppendBytes } from './eventstore/esdb-writes.js';
+
+/** Every access token starts with it (src/accounts/tokens.ts); the admin token may not. */
+export const accessTokenPrefix = 'trk_';
+
+/**
+ * Bytes one write may hold by default: EventStoreDB's default `MaxAppendSize` (1 MiB). Servers up
+ * to v25.0 refuse a bigger write whole (KurrentDB Streams.BatchAppend.cs, Streams.Append.cs).
+ */
+export const defaultMaxAppendBytes = 1024 * 1024;
 
 export interface Config {
   /** Postgres for read models, registries and the event store; unset means the embedded server. */

@@ -7,13 +7,13 @@ import { createPool } from './db/pool.js';
 import { createApp } from './http/app.js';
 import { createHttpServer } from './http/client-errors.js';
 import type { Logger } from './logger.js';
-import { createServices, type Services } from './services.js';
+import { createServiceParts, type ServiceParts } from './service-parts.js';
 import { startProjectionThread } from '../projections/thread-host.js';
 
 export interface RunningService {
   port: number;
   databaseUrl: string;
-  services: Services;
+  services: ServiceParts;
   /** Graceful stop: refuse new requests, answer those in flight, flush appends, close the database. */
   stop(): Promise<void>;
 }
@@ -38,7 +38,7 @@ export async function startService(config: Config, log: Logger, { ownSession = f
     throw error;
   }
   const pool = createPool(database.address, 20, config.queryTimeoutMs);
-  const services = createServices(config, pool, log);
+  const services = createServiceParts(config, pool, log);
   // The projections of `npm start` run in a thread of their own (projections/thread-host.ts).
   const projections = config.runProjections ? startProjectionThread(config, log) : null;
   if (projections) {

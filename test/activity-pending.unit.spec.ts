@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { PendingActivity } from '../src/ingest/activity-pending.js';
-import type { RejectedItem } from '../src/ingest/activity.js';
+import { PendingActivity } from '../src/activity/pending.js';
+import type { RejectedItem } from '../src/activity/recorder.js';
 
 /** Ingest activity waiting to be written: counters per minute and hour, rejected items, and their bounds. */
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { createAccount } from '../src/accounts.js';
+import { createAccount } from '../src/accounts/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { AttributeTypeRegistry } from '../src/ingest/attribute-registry.js';
 import { admitByTypes } from '../src/ingest/users.js';

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { expect } from 'chai';
-import { listTokens } from '../src/access-tokens.js';
-import { createAccount, findAccount, listAccounts } from '../src/accounts.js';
+import { listTokens } from '../src/accounts/tokens.js';
+import { createAccount, findAccount, listAccounts } from '../src/accounts/accounts.js';
 import { sessionCookie } from '../src/http/auth.js';
 import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
 

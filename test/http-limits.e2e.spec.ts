@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
-import { createAccount } from '../src/accounts.js';
+import { createAccount } from '../src/accounts/accounts.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startService, type RunningService } from '../src/server.js';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { createAccount } from '../src/accounts.js';
+import { createAccount } from '../src/accounts/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { AppError } from '../src/errors.js';
+import { ingestRefusalReply } from '../src/http/errors.js';
 import { IdempotencyKeys } from '../src/ingest/idempotency.js';
 import { IdentityMap, maxMergedIdsPerUser } from '../src/ingest/identity-map.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
@@ -26,10 +27,12 @@ describe('idempotency keys and the identity map (int)', () => {
     await database.drop();
   });
 
+  /** The reply the service gives for what `work` refused with. */
   const refusal = async (work: Promise<unknown>): Promise<AppError> => {
     const error = await work.then(() => null, (e: unknown) => e);
-    expect(error).to.be.instanceOf(AppError);
-    return error as AppError;
+    const reply = ingestRefusalReply(error);
+    expect(reply).to.be.instanceOf(AppError);
+    return reply as AppError;
   };
   const ageWindows = (hours: number) => pool.query(`UPDATE idempotency_keys SET window_start = window_start - make_interval(hours => $1)`, [hours]);
 

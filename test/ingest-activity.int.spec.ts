@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { createAccount } from '../src/accounts.js';
+import { createAccount } from '../src/accounts/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
-import { defaultActivitySettings, IngestActivity, type RejectedItem } from '../src/ingest/activity.js';
-import { activityCounts, recentWarnings, warningGroups } from '../src/ingest/activity-queries.js';
-import { countsPerHour, countsPerMinute } from '../src/ingest/activity-sql.js';
+import { defaultActivitySettings, IngestActivity, type RejectedItem } from '../src/activity/recorder.js';
+import { activityCounts, recentWarnings, warningGroups } from '../src/activity/queries.js';
+import { countsPerHour, countsPerMinute } from '../src/activity/sql.js';
 import { createLogger } from '../src/logger.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { IngestActivity, type ActivityClient, type ActivityDatabase, type RejectedItem } from '../src/ingest/activity.js';
+import { IngestActivity, type ActivityClient, type ActivityDatabase, type RejectedItem } from '../src/activity/recorder.js';
 import { excerptOfBytes, excerptOfText, excerptOfValue } from '../src/ingest/excerpt.js';
 import { Metrics } from '../src/metrics.js';
 import { capturedLog, levels } from './support/log-lines.js';

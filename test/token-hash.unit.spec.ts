@@ -1,7 +1,7 @@
 import { createHash, type timingSafeEqual } from 'node:crypto';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { expect } from 'chai';
-import { matchingIndex, tokenMatches } from '../src/token-hash.js';
+import { matchingIndex, tokenMatches } from '../src/accounts/token-hash.js';
 
 describe('token hashes: constant-time comparison (unit)', () => {
   it('compares the presented hash with every stored hash, whichever matches', () => {

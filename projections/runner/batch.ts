@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { inTransactionOn } from '../../src/db/transaction.js';
 import type { ReadAllResult, RecordedEvent } from '../../src/eventstore/port.js';
 import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import type { Logger } from '../../src/logger.js';
@@ -65,30 +66,24 @@ async function commitBatch(
   // The rows and the cursor commit together, so a batch lost in a database crash is lost whole
   // and applied again from the older cursor: no need to wait for the WAL flush. It never appends
   // events: catch-up reads of every account need not wait for it. One round trip for the three.
-  await client.query(`BEGIN; SET LOCAL synchronous_commit = off; ${neverAppends}`);
-  try {
-    const events = await eventsToApply(client, projection, batch.mayRepeatEventIds, page.events, accountId);
-    const { rowCount } = await client.query(accountsSql.advanceCursor, [projection.name, accountId, cursor.checkpoint, page.checkpoint, events.length]);
-    if (!rowCount) {
-      await client.query('ROLLBACK');
-      return { committed: false, reason: 'moved' };
-    }
-    const parked = await apply(events);
-    if (parked.length) await client.query(accountsSql.addToApplied, [projection.name, accountId, -parked.length]);
-    if (cursor.claim) {
-      const { claim } = cursor;
-      const held = await client.query(claimsSql.fence, [claim.workerId, claim.part, claim.epoch]);
-      if (!held.rowCount) {
-        await client.query('ROLLBACK');
-        return { committed: false, reason: 'fenced' };
+  const begin = `BEGIN; SET LOCAL synchronous_commit = off; ${neverAppends}`;
+  return inTransactionOn(
+    client,
+    async (): Promise<BatchOutcome> => {
+      const events = await eventsToApply(client, projection, batch.mayRepeatEventIds, page.events, accountId);
+      const { rowCount } = await client.query(accountsSql.advanceCursor, [projection.name, accountId, cursor.checkpoint, page.checkpoint, events.length]);
+      if (!rowCount) return { committed: false, reason: 'moved' };
+      const parked = await apply(events);
+      if (parked.length) await client.query(accountsSql.addToApplied, [projection.name, accountId, -parked.length]);
+      if (cursor.claim) {
+        const { claim } = cursor;
+        const held = await client.query(claimsSql.fence, [claim.workerId, claim.part, claim.epoch]);
+        if (!held.rowCount) return { committed: false, reason: 'fenced' };
       }
-    }
-    await client.query('COMMIT');
-    return { committed: true, checkpoint: page.checkpoint, applied: events.length - parked.length, parked: parked.length };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
+      return { committed: true, checkpoint: page.checkpoint, applied: events.length - parked.length, parked: parked.length };
+    },
+    { begin, commits: (outcome) => outcome.committed },
+  );
 }
 
 /**

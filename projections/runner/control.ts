@@ -7,7 +7,7 @@ import type { CheckpointRow } from './checkpoints-sql.js';
 import * as parkedSql from './parked-sql.js';
 import * as indexesSql from './rebuild-indexes-sql.js';
 import type { Pool } from '../../src/db/pool.js';
-import { inTransaction } from '../../src/db/transaction.js';
+import { inTransaction, inTransactionOn } from '../../src/db/transaction.js';
 import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import type { Projection } from './projection.js';
 
@@ -114,14 +114,11 @@ export class RebuildControl {
   private async restart(client: pg.ClientBase, projection: Projection, requestedAt: Date): Promise<CheckpointRow | null> {
     const { name, tables, eventTypes } = projection;
     const target = await this.store.backlog(null, { types: eventTypes });
-    await client.query('BEGIN');
-    try {
+    const restarted = await inTransactionOn(client, async () => {
       await client.query(neverAppends);
       const { rows } = await client.query<CheckpointRow>(sql.restartCheckpoint, [name, target.events, requestedAt]);
-      if (!rows[0]) {
-        await client.query('ROLLBACK');
-        return null;
-      }
+      // Another worker acted on the request first: nothing was changed.
+      if (!rows[0]) return null;
       // The cursors first: a batch in flight holds its account's, and ends before they go.
       await client.query(sql.forgetCursors, [name]);
       await client.query(`TRUNCATE ${tables.join(', ')}`);
@@ -132,12 +129,9 @@ export class RebuildControl {
       }
       await client.query(sql.forgetAppliedEventIds, [name]);
       await client.query(parkedSql.forgetParked, [name]);
-      await client.query('COMMIT');
-      this.log.info({ projection: name, events: target.events }, 'rebuild started');
       return rows[0];
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
+    });
+    if (restarted) this.log.info({ projection: name, events: target.events }, 'rebuild started');
+    return restarted;
   }
 }

@@ -1,4 +1,5 @@
 import type { Pool } from '../../src/db/pool.js';
+import { inTransaction } from '../../src/db/transaction.js';
 import type { EventStore } from '../../src/eventstore/port.js';
 import { neverAppends } from '../../src/eventstore/postgres-sql.js';
 import type { Logger } from '../../src/logger.js';
@@ -44,10 +45,8 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
   // again under the lock.
   const unlocked = (await pool.query<CheckpointRow>(checkpointSql.selectCheckpoint, [name])).rows[0];
   if (rebuildUnderWay(unlocked)) throw new RebuildUnderWay(name);
-  const client = await pool.connect();
   const result: RetryResult = { projection: name, retried: 0, applied: 0, stillParked: 0 };
-  try {
-    await client.query('BEGIN');
+  return inTransaction(pool, async (client) => {
     await client.query(neverAppends);
     const checkpoint = (await client.query<CheckpointRow>(sql.lockCheckpoint, [name])).rows[0];
     if (rebuildUnderWay(checkpoint)) throw new RebuildUnderWay(name);
@@ -76,12 +75,6 @@ export async function retryParked(pool: Pool, store: EventStore, projection: Pro
       }
     }
     for (const [account, applied] of appliedByAccount) await client.query(accountsSql.addToApplied, [name, account, applied]);
-    await client.query('COMMIT');
     return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -1,6 +1,7 @@
-import { addToken, isTokenScope, labelProblem, listTokens, revokeToken, TokenChangeRefused, tokenScopes } from '../access-tokens.js';
-import { createAccount, findAccount, listAccounts, rotateToken } from '../accounts.js';
-import { accountNameProblem } from '../accounts-text.js';
+import { addToken, isTokenScope, labelProblem, listTokens, revokeToken, TokenChangeRefused, tokenScopes } from '../accounts/tokens.js';
+import { createAccount, findAccount, listAccounts } from '../accounts/accounts.js';
+import { rotateToken } from '../accounts/tokens.js';
+import { accountNameProblem } from '../accounts/accounts-text.js';
 import { CliError, withContext } from './context.js';
 import { instantText } from './instant-text.js';
 

@@ -3,7 +3,7 @@ import { liveWorkers } from '../../projections/runner/claims-sql.js';
 import type { Projection } from '../../projections/runner/projection.js';
 import { accountCaughtUp, rebuildAccount } from '../../projections/runner/rebuild.js';
 import { ProjectionWorker } from '../../projections/runner/worker.js';
-import { findAccount } from '../accounts.js';
+import { findAccount } from '../accounts/accounts.js';
 import { CliError, type CliContext } from './context.js';
 
 const pollMs = 200;

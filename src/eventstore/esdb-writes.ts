@@ -1,12 +1,6 @@
 import type { NewEvent } from './port.js';
 import { EventsTooLargeError } from './too-large.js';
 
-/**
- * Bytes one write may hold by default: EventStoreDB's default `MaxAppendSize` (1 MiB). Servers up
- * to v25.0 refuse a bigger write whole (KurrentDB Streams.BatchAppend.cs, Streams.Append.cs).
- */
-export const defaultMaxAppendBytes = 1024 * 1024;
-
 /** Counted for each event beyond what the server counts: its 16-byte id, a margin. */
 const marginBytes = 16;
 

@@ -5,7 +5,7 @@ import { accountStreamPrefixes, CatchUpFeed } from './esdb-catch-up.js';
 import { EsdbClients, isStreamNotFound } from './esdb-client.js';
 import { decodePosition, encodePosition, toRecorded } from './esdb-positions.js';
 import { isEventType } from './events.js';
-import { defaultMaxAppendBytes } from './esdb-writes.js';
+import { defaultMaxAppendBytes } from '../config.js';
 import { accountsOf, defaultPageBytes, eventTypes, type OnBatch, maxEventsAhead, type AccountsScan, type AppendedEvent, type Backlog, type BacklogQuery, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable, StoreUnavailableError } from './port.js';
 
 export interface EsdbEventStoreOptions {

@@ -1,5 +1,18 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { Services } from '../services.js';
+import type { AccountDirectory } from '../accounts/directory.js';
+import type { SessionStore } from '../accounts/sessions.js';
+import type { IngestActivity } from '../activity/recorder.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { EventStore } from '../eventstore/port.js';
+import type { UserCommandDeps } from '../ingest/users.js';
+import type { IdempotencyKeys } from '../ingest/idempotency.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { Credentials } from './auth.js';
+import { BodyBudget } from './body-budget.js';
+import { IngestRateLimits } from './rate-limit.js';
+import { AdminTokenGuesses } from './sign-in-limit.js';
 import { adminRoutes } from './admin-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
@@ -14,7 +27,7 @@ import { tokenRoutes } from './token-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
 import { bodyExcerpt } from './body.js';
-import type { Account } from '../accounts.js';
+import type { Account } from '../accounts/account.js';
 import type { Endpoint } from '../ingest/request.js';
 import { excerptOfText } from '../ingest/excerpt.js';
 
@@ -22,10 +35,10 @@ import { excerptOfText } from '../ingest/excerpt.js';
  * A request refused after its account was known (400 body, 413, 415, 422, 429) goes to the
  * account's ingest activity; 401s have no account, and 5xx are the service's, not the client's.
  */
-function recordRefusal(services: Services, req: Request, res: Response, endpoint: string, reason: string): void {
+function recordRefusal(activity: IngestActivity, req: Request, res: Response, endpoint: string, reason: string): void {
   const account = res.locals.account as Account | undefined;
   if (!account || res.statusCode < 400 || res.statusCode >= 500) return;
-  services.activity.rejected(account.id, {
+  activity.rejected(account.id, {
     endpoint: endpoint as Endpoint,
     reason,
     // A refused request is about the request as a whole.
@@ -40,16 +53,44 @@ export interface AppOptions {
   isShuttingDown?: () => boolean;
 }
 
-export function createApp(services: Services, options: AppOptions = {}): Express {
+/** What the HTTP app is made of (src/service-parts.ts builds them once per process). */
+export interface AppParts {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  metrics: Metrics;
+  store: EventStore;
+  /** The ingest commands' own parts: the store, the validator, the attribute types and the identity map. */
+  commands: UserCommandDeps;
+  idempotency: IdempotencyKeys;
+  accounts: AccountDirectory;
+  /** Dashboard sessions (cookie tracking_session). */
+  sessions: SessionStore;
+  /** What each account's ingest accepted and rejected. */
+  activity: IngestActivity;
+}
+
+export function createApp(parts: AppParts, options: AppOptions = {}): Express {
+  const { config, log, pool, metrics, store, accounts, activity } = parts;
+  const credentials: Credentials = {
+    accounts,
+    sessions: parts.sessions,
+    adminToken: config.adminToken,
+    // Shared by sign-in and every route that takes the admin token.
+    adminTokenGuesses: new AdminTokenGuesses(),
+  };
+  // Bytes of request bodies held at once, by all routes together.
+  const bodies = new BodyBudget(config.inflightBodyBytes, metrics);
+  const rateLimits = new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
   // Behind a TLS proxy: req.secure (the session cookie's Secure) and req.ip follow its headers.
-  if (services.config.trustProxy !== undefined) app.set('trust proxy', services.config.trustProxy);
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
 
   const isShuttingDown = options.isShuttingDown ?? (() => false);
-  app.use(accessLog(services.log));
+  app.use(accessLog(log));
   app.use((req: Request, res: Response, next: NextFunction) => {
     // While shutting down, each keep-alive connection ends after its current reply, so that no
     // request is cut off when the remaining connections are closed.
@@ -58,33 +99,33 @@ export function createApp(services: Services, options: AppOptions = {}): Express
     res.on('finish', () => {
       const route = routeOf(req);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      services.metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
-      services.metrics.latency.observe({ method: req.method, route }, seconds);
+      metrics.requests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.latency.observe({ method: req.method, route }, seconds);
       // Item-level rejections are counted by the routes; request-level ones (401, 413, 429, ...) here.
       const reason = res.locals.rejectReason as string | undefined;
       const endpoint = ingestEndpointOf(route);
       if (endpoint && reason && res.locals.itemRejected !== true) {
-        services.metrics.rejectedItems.inc({ endpoint, reason });
-        recordRefusal(services, req, res, endpoint, reason);
+        metrics.rejectedItems.inc({ endpoint, reason });
+        recordRefusal(activity, req, res, endpoint, reason);
       }
     });
     next();
   });
 
-  app.use(opsRoutes(services, isShuttingDown));
+  app.use(opsRoutes({ config, store, pool, metrics }, isShuttingDown));
   app.use(openApiRoutes());
-  app.use('/v1/accounts/:license', ingestRoutes(services));
+  app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
   app.use('/admin/v1', checkQuery);
-  app.use('/admin/v1', sessionRoutes(services));
+  app.use('/admin/v1', sessionRoutes(credentials));
   // Before the account routes: operator credentials only, also for the rebuild of one account.
-  app.use('/admin/v1', projectionRoutes(services));
-  app.use('/admin/v1/accounts/:license', tokenRoutes(services));
-  app.use('/admin/v1/accounts/:license', readRoutes(services));
-  app.use('/admin/v1', adminRoutes(services));
+  app.use('/admin/v1', projectionRoutes({ credentials, pool, store }));
+  app.use('/admin/v1/accounts/:license', tokenRoutes(credentials, pool));
+  app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store }));
+  app.use('/admin/v1', adminRoutes(credentials, pool));
   app.use(dashboardRoutes());
   // Once every route is defined: each path parameter is checked before its route runs.
   checkPathParams(app.router);
   app.use(unknownPath);
-  app.use(errorHandler(services.log, services.metrics));
+  app.use(errorHandler(log, metrics));
   return app;
 }

@@ -1,12 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { selectActiveTokenByHash } from '../access-tokens-sql.js';
-import type { Account } from '../accounts.js';
-import type { AccountDirectory } from '../account-directory.js';
+import type { Account } from '../accounts/account.js';
+import type { AccountDirectory } from '../accounts/directory.js';
 import { forbidden, notFound, unauthorized } from '../errors.js';
-import type { Services } from '../services.js';
-import type { Session } from '../sessions.js';
-import { hashToken, tokenMatches } from '../token-hash.js';
-import { accessTokenPrefix } from '../access-tokens.js';
+import type { Session, SessionStore } from '../accounts/sessions.js';
+import { hashToken, tokenMatches } from '../accounts/token-hash.js';
+import { accessTokenPrefix } from '../config.js';
 import type { AdminTokenGuesses } from './sign-in-limit.js';
 
 /** The cookie that holds a dashboard session id. */
@@ -61,17 +59,25 @@ export function accountOf(res: Response): Account {
 }
 
 /** The session of the request's cookie (null without a live one), checked against a foreign Origin. */
-async function cookieSession(req: Request, services: AuthServices): Promise<Session | null> {
+async function cookieSession(req: Request, sessions: SessionStore): Promise<Session | null> {
   const id = sessionIdOf(req);
   if (!id) return null;
-  const session = await services.sessions.find(id);
+  const session = await sessions.find(id);
   if (session) refuseForeignOrigin(req);
   return session;
 }
 
-export type AuthServices = Pick<Services, 'accounts' | 'sessions' | 'config' | 'pool' | 'adminTokenGuesses'>;
+/** What the operator and account checks compare credentials with. */
+export interface Credentials {
+  accounts: AccountDirectory;
+  sessions: SessionStore;
+  /** ADMIN_TOKEN; unset, no token is the admin token. */
+  adminToken: string | undefined;
+  /** Wrong admin tokens by client address, shared by sign-in and every route that takes the admin token. */
+  adminTokenGuesses: AdminTokenGuesses;
+}
 
-const adminHashOf = (services: AuthServices): Buffer | null => (services.config.adminToken ? hashToken(services.config.adminToken) : null);
+const adminHashOf = (credentials: Credentials): Buffer | null => (credentials.adminToken ? hashToken(credentials.adminToken) : null);
 
 /**
  * Access tokens start with `trk_` (then 256 random bits); the admin token never does (src/config.ts),
@@ -111,20 +117,19 @@ export function ingestAuth(accounts: AccountDirectory): RequestHandler {
  * configured means no access. An active access token or an account session is known but not
  * enough: 403.
  */
-export function adminAuth(services: AuthServices): RequestHandler {
-  const adminHash = adminHashOf(services);
-  const guesses = services.adminTokenGuesses;
+export function adminAuth(credentials: Credentials): RequestHandler {
+  const adminHash = adminHashOf(credentials);
+  const guesses = credentials.adminTokenGuesses;
   return async (req: Request, _res: Response, next: NextFunction) => {
     const token = presentedToken(req.get('authorization'));
     if (token) {
       if (await isAdminToken(req, token, adminHash, guesses)) return next();
-      if (isAccessTokenLike(token)) {
-        const { rowCount } = await services.pool.query(selectActiveTokenByHash, [hashToken(token)]);
-        if (rowCount) throw forbidden('an access token cannot make operator calls: they take the admin token');
+      if (isAccessTokenLike(token) && (await credentials.accounts.isActiveToken(token))) {
+        throw forbidden('an access token cannot make operator calls: they take the admin token');
       }
       throw unauthorized('admin token required');
     }
-    const session = await cookieSession(req, services);
+    const session = await cookieSession(req, credentials.sessions);
     if (!session) throw unauthorized('admin token or operator session required');
     if (session.kind !== 'operator') throw forbidden('an account session cannot make operator calls: sign in with the admin token');
     next();
@@ -137,11 +142,11 @@ export function adminAuth(services: AuthServices): RequestHandler {
  * does not match this license code's tokens and gets 401; another account's session gets 403; a
  * token of scope ingest gets 403.
  */
-export function accountReadAuth(services: AuthServices): RequestHandler {
-  const adminHash = adminHashOf(services);
-  const guesses = services.adminTokenGuesses;
+export function accountReadAuth(credentials: Credentials): RequestHandler {
+  const adminHash = adminHashOf(credentials);
+  const guesses = credentials.adminTokenGuesses;
   const asOperator = async (license: string, res: Response): Promise<void> => {
-    const account = await services.accounts.find(license);
+    const account = await credentials.accounts.find(license);
     if (!account) throw notFound('unknown license code');
     res.locals.account = account;
   };
@@ -155,7 +160,7 @@ export function accountReadAuth(services: AuthServices): RequestHandler {
         return next();
       }
       if (!isAccessTokenLike(token)) throw unauthorized('invalid access token or license code');
-      const found = await services.accounts.authenticate(license, token);
+      const found = await credentials.accounts.authenticate(license, token);
       if (!found) throw unauthorized('invalid access token or license code');
       if (found.scope !== 'ingest+read') {
         throw forbidden('this access token has scope ingest: it may post items but not read; use a token of scope ingest+read');
@@ -163,7 +168,7 @@ export function accountReadAuth(services: AuthServices): RequestHandler {
       res.locals.account = found.account;
       return next();
     }
-    const session = await cookieSession(req, services);
+    const session = await cookieSession(req, credentials.sessions);
     if (!session) throw unauthorized('missing access token or session');
     if (session.kind === 'operator') {
       await asOperator(license, res);

@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { dataExceptionOf, isUnavailableError } from '../db/errors.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import { StoreUnavailableError } from '../eventstore/port.js';
+import { IdempotencyConflictError, IdempotencyKeyInvalidError, ItemTooLargeError } from '../ingest/errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { routeOf } from './access-log.js';
@@ -17,6 +18,14 @@ const storeRetryAfterSeconds = 1;
 export const storeUnavailable = (
   message = 'the event store is unavailable; the item may or may not have been stored: retry with the same Idempotency-Key, which stores it once',
 ): AppError => new AppError(503, message, 'request', 'store_unavailable', { 'Retry-After': String(storeRetryAfterSeconds) });
+
+/** The reply of a refusal of the ingest rules (src/ingest/errors.ts), or null for any other error. */
+export function ingestRefusalReply(error: unknown): AppError | null {
+  if (error instanceof ItemTooLargeError) return new AppError(413, error.message, 'request', 'too_large');
+  if (error instanceof IdempotencyKeyInvalidError) return badRequest(error.message);
+  if (error instanceof IdempotencyConflictError) return new AppError(422, error.message, 'request', 'idempotency_mismatch');
+  return null;
+}
 
 export function sendError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers);
@@ -46,7 +55,9 @@ export function errorHandler(log: Logger, metrics?: Metrics) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let appError: AppError;
     const status = (error as { status?: unknown; statusCode?: unknown } | null)?.status;
+    const refusal = ingestRefusalReply(error);
     if (error instanceof AppError) appError = error;
+    else if (refusal) appError = refusal;
     else if (typeof status === 'number' && status >= 400 && status < 500) {
       // A client error reported by express or body-parser (an undecodable path segment, a corrupt
       // compressed body, an aborted upload): its text may echo the request, so it is not repeated.

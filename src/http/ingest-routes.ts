@@ -1,12 +1,20 @@
 import { Router, type Request, type Response } from 'express';
 import { AppError, badRequest, invalidItem } from '../errors.js';
+import { ItemTooLargeError } from '../ingest/errors.js';
 import type { Endpoint, IngestContext } from '../ingest/request.js';
 import type { ItemResult } from '../ingest/results.js';
 import { maxNestingDepth } from '../ingest/nesting.js';
 import { ingestItems, ingestSingle, singleItemRules, type SingleItemEndpoint } from '../ingest/single-items.js';
 import { freshTrackIds } from '../ingest/track-ids.js';
 import { ingestUsers } from '../ingest/users.js';
-import type { Services } from '../services.js';
+import type { AccountDirectory } from '../accounts/directory.js';
+import type { IngestActivity } from '../activity/recorder.js';
+import type { Config } from '../config.js';
+import type { UserCommandDeps } from '../ingest/users.js';
+import type { IdempotencyKeys } from '../ingest/idempotency.js';
+import type { Metrics } from '../metrics.js';
+import type { BodyBudget } from './body-budget.js';
+import type { IngestRateLimits } from './rate-limit.js';
 import { accountOf, ingestAuth } from './auth.js';
 import { bodyExcerpt, bulkBytes, jsonBody, singleItemBytes } from './body.js';
 import { excerptOfText, excerptOfValue } from '../ingest/excerpt.js';
@@ -29,10 +37,22 @@ function singleObject(body: unknown): Record<string, unknown> {
 }
 
 /** The ingest endpoints under /v1/accounts/:license: the five of docs/spec.md 4, and a bulk form of each kind. */
-export function ingestRoutes(services: Services): Router {
+/** What the ingest routes use: the commands' own parts, and the checks and counts around them. */
+export interface IngestRouteParts {
+  commands: UserCommandDeps;
+  accounts: AccountDirectory;
+  config: Pick<Config, 'minBodyBytesPerSecond'>;
+  idempotency: IdempotencyKeys;
+  rateLimits: IngestRateLimits;
+  bodies: BodyBudget;
+  metrics: Metrics;
+  activity: IngestActivity;
+}
+
+export function ingestRoutes({ commands, accounts, config, idempotency, rateLimits, bodies, metrics, activity }: IngestRouteParts): Router {
   const router = Router({ mergeParams: true });
-  const auth = ingestAuth(services.accounts);
-  const minBytesPerSecond = services.config.minBodyBytesPerSecond;
+  const auth = ingestAuth(accounts);
+  const minBytesPerSecond = config.minBodyBytesPerSecond;
 
   /**
    * Runs a command under the request's Idempotency-Key, if any, and sends its reply. A key whose
@@ -42,7 +62,7 @@ export function ingestRoutes(services: Services): Router {
   async function serve(req: Request, res: Response, endpoint: Endpoint, run: (ctx: IngestContext) => Promise<ReplyBody>): Promise<void> {
     const accountId = accountOf(res).id;
     const key = req.get('idempotency-key');
-    const idempotent = key === undefined ? null : await services.idempotency.open(accountId, endpoint, key, req.body);
+    const idempotent = key === undefined ? null : await idempotency.open(accountId, endpoint, key, req.body);
     if (idempotent?.recordedReply) {
       res.set('Idempotent-Replayed', 'true').json(idempotent.recordedReply);
       return;
@@ -55,7 +75,7 @@ export function ingestRoutes(services: Services): Router {
       // An invalid item, or one too large for the event store's writes, stored nothing: the key is
       // free again for a corrected request. After any other failure the items may be stored, so
       // the key stays bound to this body and its ids.
-      if (idempotent && error instanceof AppError && (error.form === 'item' || error.reason === 'too_large')) await idempotent.release();
+      if (idempotent && ((error instanceof AppError && error.form === 'item') || error instanceof ItemTooLargeError)) await idempotent.release();
       throw error;
     }
     // The items are stored; without the record a repeat still stores nothing new (same trackIDs).
@@ -76,8 +96,8 @@ export function ingestRoutes(services: Services): Router {
         accepted += 1;
         continue;
       }
-      services.metrics.rejectedItems.inc({ endpoint, reason: result.reason });
-      services.activity.rejected(accountId, {
+      metrics.rejectedItems.inc({ endpoint, reason: result.reason });
+      activity.rejected(accountId, {
         endpoint,
         reason: result.reason,
         field: result.field,
@@ -88,12 +108,12 @@ export function ingestRoutes(services: Services): Router {
     }
     if (accepted === 0) return;
     // Once per request: counting each item apart cost a label lookup per item.
-    services.metrics.acceptedItems.inc({ endpoint }, accepted);
-    services.activity.accepted(accountId, endpoint, accepted);
+    metrics.acceptedItems.inc({ endpoint }, accepted);
+    activity.accepted(accountId, endpoint, accepted);
   }
 
   const single = (endpoint: 'users' | SingleItemEndpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
-    router.post(`/${endpoint}`, auth, services.rateLimits.middleware(endpoint), services.bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond }), async (req, res) => {
+    router.post(`/${endpoint}`, auth, rateLimits.middleware(endpoint), bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond }), async (req, res) => {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
         const result = await ingest(ctx, item);
@@ -104,7 +124,6 @@ export function ingestRoutes(services: Services): Router {
     });
   };
 
-  const deps = { store: services.store, validator: services.validator, registry: services.registry, identities: services.identities };
 
   /** What a bulk request's elements are called in its messages. */
   type BulkEndpoint = Extract<Endpoint, `${string}/bulk`>;
@@ -122,14 +141,14 @@ export function ingestRoutes(services: Services): Router {
    * The array is one level more: each element may nest as deep as a single item.
    */
   const bulk = (endpoint: BulkEndpoint, ingest: (ctx: IngestContext, items: unknown[]) => Promise<ItemResult[]>) => {
-    const limit = endpoint === 'productsevents/bulk' ? [] : [services.rateLimits.middleware(endpoint)];
-    router.post(`/${endpoint}`, auth, ...limit, services.bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond }), async (req, res) => {
+    const limit = endpoint === 'productsevents/bulk' ? [] : [rateLimits.middleware(endpoint)];
+    router.post(`/${endpoint}`, auth, ...limit, bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond }), async (req, res) => {
       const items: unknown = req.body;
       const name = bulkItemNames[endpoint];
       if (!Array.isArray(items)) throw badRequest(`body must be a JSON array of ${name}s`);
       if (items.length === 0) throw badRequest(`body must hold at least one ${name}`);
       if (items.length > maxBulkItems) throw badRequest(`at most ${maxBulkItems} ${name}s per bulk request, got ${items.length}`);
-      if (endpoint === 'productsevents/bulk') await services.rateLimits.consumeProductEvents(res, items.length);
+      if (endpoint === 'productsevents/bulk') await rateLimits.consumeProductEvents(res, items.length);
       await serve(req, res, endpoint, async (ctx) => {
         const results = await ingest(ctx, items);
         count(req, ctx, results, items);
@@ -138,11 +157,11 @@ export function ingestRoutes(services: Services): Router {
     });
   };
 
-  bulk('users/bulk', (ctx, items) => ingestUsers(deps, ctx, items));
-  bulk('events/bulk', (ctx, items) => ingestItems('events', deps, ctx, items));
-  bulk('products/bulk', (ctx, items) => ingestItems('products', deps, ctx, items));
-  bulk('productsevents/bulk', (ctx, items) => ingestItems('productsevents', deps, ctx, items));
-  single('users', async (ctx, item) => (await ingestUsers(deps, ctx, [item]))[0] as ItemResult);
-  for (const endpoint of Object.keys(singleItemRules) as SingleItemEndpoint[]) single(endpoint, (ctx, item) => ingestSingle(endpoint, deps, ctx, item));
+  bulk('users/bulk', (ctx, items) => ingestUsers(commands, ctx, items));
+  bulk('events/bulk', (ctx, items) => ingestItems('events', commands, ctx, items));
+  bulk('products/bulk', (ctx, items) => ingestItems('products', commands, ctx, items));
+  bulk('productsevents/bulk', (ctx, items) => ingestItems('productsevents', commands, ctx, items));
+  single('users', async (ctx, item) => (await ingestUsers(commands, ctx, [item]))[0] as ItemResult);
+  for (const endpoint of Object.keys(singleItemRules) as SingleItemEndpoint[]) single(endpoint, (ctx, item) => ingestSingle(endpoint, commands, ctx, item));
   return router;
 }

@@ -1,4 +1,4 @@
-import { hashToken, tokenMatches } from '../token-hash.js';
+import { hashToken, tokenMatches } from '../accounts/token-hash.js';
 import { presentedToken } from './auth.js';
 
 /**

@@ -3,7 +3,10 @@ import { quickPing } from '../db/pool.js';
 import { AppError } from '../errors.js';
 import { storeUnavailable } from './errors.js';
 import { MetricsAccess, metricsTokenRequired } from './metrics-auth.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import type { EventStore } from '../eventstore/port.js';
+import type { Metrics } from '../metrics.js';
 
 /**
  * Health (docs/operations.md) and metrics.
@@ -14,19 +17,27 @@ import type { Services } from '../services.js';
  * - `/healthz`: the same as `/readyz`, under the name load balancers are set up with.
  * - `/metrics`: Prometheus text; with METRICS_TOKEN set, only for a request that holds it.
  */
-export function opsRoutes(services: Services, isShuttingDown: () => boolean): Router {
+/** What the health and metrics routes look at. */
+export interface OpsRouteParts {
+  config: Pick<Config, 'eventStoreUrl' | 'metricsToken'>;
+  store: EventStore;
+  pool: Pool;
+  metrics: Metrics;
+}
+
+export function opsRoutes({ config, store, pool, metrics }: OpsRouteParts, isShuttingDown: () => boolean): Router {
   const router = Router();
   const ready = async (): Promise<void> => {
     if (isShuttingDown()) throw new AppError(503, 'shutting down', 'request', 'shutting_down');
     try {
-      await services.store.ping();
+      await store.ping();
     } catch {
       throw storeUnavailable('the event store cannot be reached');
     }
     // With the events in EventStoreDB, accepting an item also needs Postgres (accounts, registries).
-    if (services.config.eventStoreUrl) {
+    if (config.eventStoreUrl) {
       try {
-        await quickPing(services.pool);
+        await quickPing(pool);
       } catch {
         throw storeUnavailable('the database cannot be reached');
       }
@@ -39,12 +50,12 @@ export function opsRoutes(services: Services, isShuttingDown: () => boolean): Ro
     await ready();
     res.json({ status: 'ok' });
   });
-  const metricsAccess = new MetricsAccess(services.config.metricsToken);
+  const metricsAccess = new MetricsAccess(config.metricsToken);
   router.get('/metrics', async (req, res) => {
     if (!metricsAccess.allows(req.get('authorization'))) {
       throw new AppError(401, metricsTokenRequired, 'request', 'unauthorized', { 'WWW-Authenticate': 'Bearer' });
     }
-    res.type(services.metrics.registry.contentType).send(await services.metrics.text());
+    res.type(metrics.registry.contentType).send(await metrics.text());
   });
   return router;
 }

@@ -5,8 +5,9 @@ import { rebuildAccount, requestRebuildWithoutWaiting } from '../../projections/
 import { RebuildUnderWay, retryParked } from '../../projections/runner/retry.js';
 import { projectionStatus } from '../../projections/runner/status.js';
 import { AppError, badRequest, notFound } from '../errors.js';
-import type { Services } from '../services.js';
-import { adminAuth } from './auth.js';
+import type { Pool } from '../db/pool.js';
+import type { EventStore } from '../eventstore/port.js';
+import { adminAuth, type Credentials } from './auth.js';
 import { optionalJsonBody } from './params.js';
 
 const conflict = (message: string): AppError => new AppError(409, message, 'request', 'conflict');
@@ -36,9 +37,16 @@ function projectionsOfBody(body: unknown): readonly Projection[] {
  * workers do it) and followed in the status. Mounted before the account routes, whose own
  * authentication (an account's credentials) does not apply to the account rebuild.
  */
-export function projectionRoutes(services: Services): Router {
+/** What the operator's projection routes use. */
+export interface ProjectionRouteParts {
+  credentials: Credentials;
+  pool: Pool;
+  store: EventStore;
+}
+
+export function projectionRoutes({ credentials, pool, store }: ProjectionRouteParts): Router {
   const router = Router();
-  const operator = adminAuth(services);
+  const operator = adminAuth(credentials);
 
   const projectionOf = (req: Request): Projection => {
     const projection = projectionNamed(req.params.name as string);
@@ -47,12 +55,12 @@ export function projectionRoutes(services: Services): Router {
   };
 
   router.get('/projections', operator, async (_req: Request, res: Response) => {
-    res.json(await projectionStatus(services.pool, services.store));
+    res.json(await projectionStatus(pool, store));
   });
 
   router.post('/projections/:name/rebuild', operator, async (req: Request, res: Response) => {
     const projection = projectionOf(req);
-    const { requested, rebuild } = await requestRebuildWithoutWaiting(services.pool, projection);
+    const { requested, rebuild } = await requestRebuildWithoutWaiting(pool, projection);
     if (!requested) throw conflict(`a rebuild of ${projection.name} is already ${rebuild?.state ?? 'under way'}: follow it in GET /admin/v1/projections`);
     req.log.info({ projection: projection.name }, 'projection rebuild requested');
     res.status(202).json({ projection: projection.name, rebuild });
@@ -61,10 +69,10 @@ export function projectionRoutes(services: Services): Router {
   // One account: its rows, cursors and parked events go in one transaction, and the workers replay
   // it while every other account goes on. Nothing to wait for: a second request replays it again.
   router.post('/accounts/:license/projections/rebuild', operator, ...optionalJsonBody(accountRebuildBodyBytes), async (req: Request, res: Response) => {
-    const account = await services.accounts.find(req.params.license as string);
+    const account = await credentials.accounts.find(req.params.license as string);
     if (!account) throw notFound('unknown license code');
     const selected = projectionsOfBody(req.body);
-    await rebuildAccount(services.pool, selected, account.id);
+    await rebuildAccount(pool, selected, account.id);
     const names = selected.map((p) => p.name);
     req.log.info({ accountId: account.id, projections: names }, 'account rebuild requested');
     res.status(202).json({ accountId: account.id, projections: names });
@@ -73,7 +81,7 @@ export function projectionRoutes(services: Services): Router {
   router.post('/projections/:name/retry', operator, async (req: Request, res: Response) => {
     const projection = projectionOf(req);
     try {
-      res.json(await retryParked(services.pool, services.store, projection, req.log));
+      res.json(await retryParked(pool, store, projection, req.log));
     } catch (error) {
       if (error instanceof RebuildUnderWay) throw conflict(error.message);
       throw error;

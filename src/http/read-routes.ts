@@ -14,9 +14,10 @@ import {
   readLookupPage,
 } from '../../projections/track-index/queries.js';
 import { decodeCursorOf, encodeCursorOf, replyBudgetBytes } from '../../projections/reply-bytes.js';
-import type { Services } from '../services.js';
+import type { Pool } from '../db/pool.js';
+import type { EventStore } from '../eventstore/port.js';
 import { activityRoutes } from './activity-routes.js';
-import { accountOf, accountReadAuth } from './auth.js';
+import { accountOf, accountReadAuth, type Credentials } from './auth.js';
 import { serverTiming } from './server-timing.js';
 
 const defaultLimit = 50;
@@ -62,10 +63,17 @@ function attributeFilterOf(req: Request): AttributeFilter | undefined {
 }
 
 /** The read API (docs/api.md) under /admin/v1/accounts/:license: the read models, never the event log. */
-export function readRoutes(services: Services): Router {
+/** What the read API uses: the read models and the event store, behind the account checks. */
+export interface ReadRouteParts {
+  credentials: Credentials;
+  pool: Pool;
+  store: EventStore;
+}
+
+export function readRoutes({ credentials, pool, store }: ReadRouteParts): Router {
   const router = Router({ mergeParams: true });
   router.use(serverTiming);
-  router.use(accountReadAuth(services));
+  router.use(accountReadAuth(credentials));
 
   router.get('/leads', async (req: Request, res: Response) => {
     const cursor = cursorOf(req, decodeCursor);
@@ -75,11 +83,11 @@ export function readRoutes(services: Services): Router {
     if (kindText !== undefined && !leadKinds.includes(kindText)) throw badRequest('kind must be known or anonymous');
     const kind = kindText as LeadKind | undefined;
     const attribute = attributeFilterOf(req);
-    res.json(await findLeads(services.pool, accountOf(res).id, { q, kind, attribute, limit: limitOf(req), cursor }));
+    res.json(await findLeads(pool, accountOf(res).id, { q, kind, attribute, limit: limitOf(req), cursor }));
   });
 
   const leadOf = async (req: Request, res: Response): Promise<Lead> => {
-    const lead = await findLead(services.pool, accountOf(res).id, req.params.id as string);
+    const lead = await findLead(pool, accountOf(res).id, req.params.id as string);
     if (!lead) throw notFound('no lead with this userId or anonymousId');
     return lead;
   };
@@ -91,30 +99,30 @@ export function readRoutes(services: Services): Router {
   router.get('/leads/:id/events', async (req: Request, res: Response) => {
     const cursor = cursorOf(req, decodeLeadEventsCursor);
     const lead = await leadOf(req, res);
-    res.json(await findLeadEvents(services.pool, accountOf(res).id, lead, limitOf(req), cursor));
+    res.json(await findLeadEvents(pool, accountOf(res).id, lead, limitOf(req), cursor));
   });
 
   router.get('/leads/:id/timeline', async (req: Request, res: Response) => {
     const before = cursorOf(req, decodeTimelineCursor);
     const lead = await leadOf(req, res);
-    res.json(await findLeadTimeline(services.pool, accountOf(res).id, lead, limitOf(req, { fallback: defaultTimelineLimit }), before));
+    res.json(await findLeadTimeline(pool, accountOf(res).id, lead, limitOf(req, { fallback: defaultTimelineLimit }), before));
   });
 
   router.get('/track/:trackID', async (req: Request, res: Response) => {
     const trackId = req.params.trackID as string;
     const cursor = cursorOf(req, (text) => decodeCursorOf('track', text, ['string', 'integer']));
-    const plan = await planTrackLookup(services.pool, trackId, accountOf(res).id);
+    const plan = await planTrackLookup(pool, trackId, accountOf(res).id);
     if (!plan) throw notFound('unknown trackID (an accepted item is listed here within about a second)');
     const offset = cursor === undefined ? 0 : Number(cursor[1]);
     if (cursor !== undefined && (cursor[0] !== plan.trackID || offset > plan.total)) throw badRequest('cursor is not one this API gave out for this trackID');
-    const page = await readLookupPage(services.pool, services.store, plan, { offset, budget: replyBudgetBytes, show: describeListedEvent });
+    const page = await readLookupPage(pool, store, plan, { offset, budget: replyBudgetBytes, show: describeListedEvent });
     res.json({ ...lookupPageJson(page), nextCursor: page.next === null ? null : encodeCursorOf('track', [plan.trackID, page.next]) });
   });
 
   // One stored event in full: what a list left out of it (its `truncated`). At most one event's
   // bytes, which ingest bounds.
   router.get('/events/:eventId', async (req: Request, res: Response) => {
-    const event = await findStoredEvent(services.pool, services.store, accountOf(res).id, req.params.eventId as string);
+    const event = await findStoredEvent(pool, store, accountOf(res).id, req.params.eventId as string);
     if (!event) throw notFound('no stored event with this id (an accepted item is found here within about a second)');
     res.json(describeEvent(event));
   });
@@ -129,9 +137,9 @@ export function readRoutes(services: Services): Router {
     // Exact matches: an event's name, a person's userId or anonymousId. Empty means no filter.
     const name = stringQuery(req, 'name') || undefined;
     const user = stringQuery(req, 'user') || undefined;
-    res.json(await liveEvents(services.pool, accountOf(res).id, { kind, name, user, limit, after, before }));
+    res.json(await liveEvents(pool, accountOf(res).id, { kind, name, user, limit, after, before }));
   });
 
-  router.use(activityRoutes(services));
+  router.use(activityRoutes(pool, store));
   return router;
 }

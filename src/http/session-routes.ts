@@ -1,9 +1,8 @@
 import { Router, type CookieOptions, type Request, type Response } from 'express';
 import { badRequest, forbidden, unauthorized } from '../errors.js';
-import type { Services } from '../services.js';
-import { sessionSeconds, type Session } from '../sessions.js';
-import { hashToken, tokenMatches } from '../token-hash.js';
-import { refuseForeignOrigin, sessionCookie, sessionIdOf } from './auth.js';
+import { sessionSeconds, type Session } from '../accounts/sessions.js';
+import { hashToken, tokenMatches } from '../accounts/token-hash.js';
+import { refuseForeignOrigin, sessionCookie, sessionIdOf, type Credentials } from './auth.js';
 import { checkedJsonBody } from './params.js';
 
 /** Sign-in bodies hold two short strings. */
@@ -31,10 +30,10 @@ function credential(body: Record<string, unknown>, name: string): string {
  * Dashboard sessions (docs/api.md, Sessions): sign in with a license code and an access token of
  * scope ingest+read, or with the admin token; the cookie holds the session id.
  */
-export function sessionRoutes(services: Services): Router {
+export function sessionRoutes(credentials: Credentials): Router {
   const router = Router();
   const session = router.route('/session');
-  const guesses = services.adminTokenGuesses;
+  const guesses = credentials.adminTokenGuesses;
 
   session.post(...checkedJsonBody(signInBytes), async (req: Request, res: Response) => {
     // Signing in from another site (login CSRF) would put the victim in the attacker's account.
@@ -48,25 +47,25 @@ export function sessionRoutes(services: Services): Router {
       if ('licenseCode' in fields || 'accessToken' in fields) throw badRequest('give either adminToken, or licenseCode and accessToken');
       await guesses.check(req);
       const adminToken = credential(fields, 'adminToken');
-      const adminHash = services.config.adminToken ? hashToken(services.config.adminToken) : null;
+      const adminHash = credentials.adminToken ? hashToken(credentials.adminToken) : null;
       if (!adminHash || !tokenMatches(adminToken, adminHash)) {
         await guesses.failed(req);
         throw unauthorized('wrong admin token');
       }
-      sessionId = await services.sessions.startOperatorSession();
+      sessionId = await credentials.sessions.startOperatorSession();
       started = { kind: 'operator' };
     } else {
       const licenseCode = credential(fields, 'licenseCode');
       const accessToken = credential(fields, 'accessToken');
-      const found = await services.accounts.authenticate(licenseCode, accessToken);
+      const found = await credentials.accounts.authenticate(licenseCode, accessToken);
       if (!found) throw unauthorized('wrong license code or access token');
       if (found.scope !== 'ingest+read') throw forbidden('this access token has scope ingest: signing in needs a token of scope ingest+read');
-      sessionId = await services.sessions.startAccountSession(found.account, found.tokenId);
+      sessionId = await credentials.sessions.startAccountSession(found.account, found.tokenId);
       started = { kind: 'account', account: found.account, tokenId: found.tokenId };
     }
     // A session the browser held before is ended rather than left to expire.
     const previous = sessionIdOf(req);
-    if (previous) await services.sessions.end(previous);
+    if (previous) await credentials.sessions.end(previous);
     req.log.info({ kind: started.kind }, 'signed in');
     res.cookie(sessionCookie, sessionId, { ...cookieOptions(req), maxAge: sessionSeconds * 1000 });
     res.json(sessionBody(started));
@@ -74,7 +73,7 @@ export function sessionRoutes(services: Services): Router {
 
   session.get(async (req: Request, res: Response) => {
     const id = sessionIdOf(req);
-    const current = id ? await services.sessions.find(id) : null;
+    const current = id ? await credentials.sessions.find(id) : null;
     if (!current) throw unauthorized('no session: sign in first');
     res.json(sessionBody(current));
   });
@@ -83,7 +82,7 @@ export function sessionRoutes(services: Services): Router {
     const id = sessionIdOf(req);
     if (id) {
       refuseForeignOrigin(req);
-      await services.sessions.end(id);
+      await credentials.sessions.end(id);
     }
     res.clearCookie(sessionCookie, cookieOptions(req));
     res.status(204).end();

@@ -1,20 +1,20 @@
 import { Router, type Request, type Response } from 'express';
-import { isTokenScope, labelProblem, listTokens, TokenChangeRefused, tokenScopes } from '../access-tokens.js';
+import { isTokenScope, labelProblem, listTokens, TokenChangeRefused, tokenScopes } from '../accounts/tokens.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import type { Services } from '../services.js';
-import { accountOf, accountReadAuth } from './auth.js';
+import type { Pool } from '../db/pool.js';
+import { accountOf, accountReadAuth, type Credentials } from './auth.js';
 import { checkedJsonBody } from './params.js';
 
 const tokenBodyBytes = 4 * 1024;
 
 /** An account's access tokens (docs/api.md, Access tokens), under /admin/v1/accounts/:license. */
-export function tokenRoutes(services: Services): Router {
+export function tokenRoutes(credentials: Credentials, pool: Pool): Router {
   const router = Router({ mergeParams: true });
-  const auth = accountReadAuth(services);
+  const auth = accountReadAuth(credentials);
 
   const tokens = router.route('/tokens');
   tokens.get(auth, async (_req: Request, res: Response) => {
-    res.json({ tokens: await listTokens(services.pool, accountOf(res).id) });
+    res.json({ tokens: await listTokens(pool, accountOf(res).id) });
   });
 
   tokens.post(auth, ...checkedJsonBody(tokenBodyBytes), async (req: Request, res: Response) => {
@@ -26,7 +26,7 @@ export function tokenRoutes(services: Services): Router {
     if (!isTokenScope(scope)) throw badRequest(`scope must be one of ${tokenScopes.join(', ')}`);
     const account = accountOf(res);
     try {
-      const created = await services.accounts.addToken(account.licenseCode, label as string, scope);
+      const created = await credentials.accounts.addToken(account.licenseCode, label as string, scope);
       if (!created) throw notFound('unknown license code');
       req.log.info({ accountId: account.id, tokenId: created.id, scope }, 'access token created');
       res.status(201).json(created);
@@ -40,7 +40,7 @@ export function tokenRoutes(services: Services): Router {
     const account = accountOf(res);
     const tokenId = req.params.id as string;
     try {
-      const result = await services.accounts.revokeToken(account.licenseCode, tokenId);
+      const result = await credentials.accounts.revokeToken(account.licenseCode, tokenId);
       if (result !== 'revoked') throw notFound('no active access token with this id in this account');
       req.log.info({ accountId: account.id, tokenId }, 'access token revoked');
       res.status(204).end();

@@ -1,6 +1,6 @@
-import { AppError } from '../errors.js';
 import type { EventStore, NewEvent } from '../eventstore/port.js';
 import { EventsTooLargeError } from '../eventstore/too-large.js';
+import { ItemTooLargeError } from './errors.js';
 import type { Endpoint } from './request.js';
 import type { ItemResult } from './results.js';
 import type { Validator } from './validation.js';
@@ -20,7 +20,7 @@ export interface CommandDeps {
  * Appends the events of every accepted item and answers each item in order: one atomic unit on
  * Postgres; on EventStoreDB one atomic write per stream, or several under its size limit
  * (docs/eventstoredb.md). An item too large for the store's writes is 413 for the whole request,
- * which then stored nothing.
+ * which then stored nothing (ItemTooLargeError).
  */
 export async function appendDecisions(store: EventAppender, decisions: Decision[], endpoint: Endpoint): Promise<ItemResult[]> {
   const events = decisions.flatMap((d) => ('events' in d ? d.events : []));
@@ -32,14 +32,11 @@ export async function appendDecisions(store: EventAppender, decisions: Decision[
   return decisions.map((d) => ('events' in d ? { status: 'queued', trackID: d.trackId } : d));
 }
 
-/** The 413 of an item whose events one write cannot hold, naming the element of a bulk request. */
-function itemTooLarge(error: EventsTooLargeError, decisions: Decision[], endpoint: Endpoint): AppError {
+/** The refusal of an item whose events one write cannot hold, naming the element of a bulk request. */
+function itemTooLarge(error: EventsTooLargeError, decisions: Decision[], endpoint: Endpoint): ItemTooLargeError {
   const index = decisions.findIndex((d) => 'events' in d && d.trackId === error.trackId);
   const item = endpoint.endsWith('/bulk') ? `element [${index}]` : 'the item';
-  return new AppError(
-    413,
+  return new ItemTooLargeError(
     `${item} is too large for the event store: its events take ${error.bytes} bytes, more than the ${error.maxBytes} bytes one write may hold`,
-    'request',
-    'too_large',
   );
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import type { Pool } from '../db/pool.js';
-import { AppError, badRequest } from '../errors.js';
+import { IdempotencyConflictError, IdempotencyKeyInvalidError } from './errors.js';
 import * as sql from './idempotency-sql.js';
 import type { TrackIds } from './track-ids.js';
 
@@ -33,7 +33,7 @@ export class IdempotencyKeys {
 
   async open(accountId: string, endpoint: string, key: string, body: unknown): Promise<IdempotentRequest> {
     if (key.length === 0 || key.length > maxKeyLength) {
-      throw badRequest(`Idempotency-Key must be 1 to ${maxKeyLength} characters`);
+      throw new IdempotencyKeyInvalidError(`Idempotency-Key must be 1 to ${maxKeyLength} characters`);
     }
     const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest();
     const { rows } = await this.pool.query<{ window_start: Date; body_hash: Buffer; reply: unknown }>(sql.openWindow, [
@@ -45,7 +45,7 @@ export class IdempotencyKeys {
     ]);
     const row = rows[0] as { window_start: Date; body_hash: Buffer; reply: unknown };
     if (!row.body_hash.equals(bodyHash)) {
-      throw new AppError(422, 'this Idempotency-Key was used with another body in the last 24 hours', 'request', 'idempotency_mismatch');
+      throw new IdempotencyConflictError('this Idempotency-Key was used with another body in the last 24 hours');
     }
     const windowStart = row.window_start;
     const seed = `${accountId}\n${endpoint}\n${key}\n${windowStart.getTime()}`;

@@ -1,4 +1,4 @@
-import { tokenScopes } from '../access-tokens.js';
+import { tokenScopes } from '../accounts/tokens.js';
 import { maxBulkItems } from '../http/ingest-routes.js';
 import { closedObject, orNull, schemaRef, type JsonObject } from './json.js';
 

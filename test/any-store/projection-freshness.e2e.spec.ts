@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { findAccount } from '../../src/accounts.js';
+import { findAccount } from '../../src/accounts/accounts.js';
 import { eventStoreUnderTest, servedApp, type Credentials, type Reply, type TestApp } from '../support/app.js';
 import { eventually } from '../support/eventually.js';
 import { inParallel, send } from '../support/projection-harness.js';

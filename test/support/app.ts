@@ -1,12 +1,12 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAccount } from '../../src/accounts.js';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createApp } from '../../src/http/app.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServiceParts, type ServiceParts } from '../../src/service-parts.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { EsdbTestServer } from '../../testing/esdb-test-server.js';
 import { startProjectionWorker } from '../../projections/index.js';
@@ -63,7 +63,7 @@ async function eventStoreFor(database: TestDatabase, owner: boolean): Promise<Pa
 export class TestApp {
   private constructor(
     readonly baseUrl: string,
-    readonly services: Services,
+    readonly services: ServiceParts,
     readonly pool: Pool,
     readonly database: TestDatabase,
     private readonly server: Server,
@@ -80,7 +80,7 @@ export class TestApp {
     const eventStore = await eventStoreFor(database, !shared?.database);
     const config = { ...loadConfig({}), adminToken, port: 0, ...eventStore, ...overrides };
     const pool = createPool(database.url, 20, config.queryTimeoutMs);
-    const services = createServices(config, pool, shared?.log ?? createLogger('silent'), new Metrics(false));
+    const services = createServiceParts(config, pool, shared?.log ?? createLogger('silent'), new Metrics(false));
     const app = createApp(services);
     const server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));

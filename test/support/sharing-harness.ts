@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { findAccount } from '../../src/accounts.js';
+import { findAccount } from '../../src/accounts/accounts.js';
 import { projections } from '../../projections/index.js';
 import { partCount, partOf } from '../../projections/runner/parts.js';
 import { projectionStatus, type ProjectionsStatus } from '../../projections/runner/status.js';

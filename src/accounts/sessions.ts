@@ -1,8 +1,8 @@
 import { createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Account } from './accounts.js';
-import type { Pool } from './db/pool.js';
-import { inTransaction } from './db/transaction.js';
+import type { Account } from './account.js';
+import type { Pool } from '../db/pool.js';
+import { inTransaction } from '../db/transaction.js';
 import {
   deleteExpiredSessions,
   deleteSession,

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { markTokensUsed, selectAccountTokens } from './access-tokens-sql.js';
-import { addToken, revokeToken, rotateToken, type CreatedToken, type RevokeResult, type RotatedToken, type TokenScope } from './access-tokens.js';
-import type { Account } from './accounts.js';
-import type { Pool } from './db/pool.js';
-import type { Logger } from './logger.js';
+import { markTokensUsed, selectAccountTokens, selectActiveTokenByHash } from './tokens-sql.js';
+import { addToken, revokeToken, rotateToken, type CreatedToken, type RevokeResult, type RotatedToken, type TokenScope } from './tokens.js';
+import type { Account } from './account.js';
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../logger.js';
 import { hashToken, matchingIndex } from './token-hash.js';
 
 /** Who a presented access token is: its account, and which of the account's tokens it is. */
@@ -61,6 +61,12 @@ export class AccountDirectory {
     if (!entry.account || !matched || matched.id === '') return null;
     this.markUsed(matched.id);
     return { account: entry.account, tokenId: matched.id, scope: matched.scope };
+  }
+
+  /** Whether `token` is an active access token of any account (an operator call made with one is refused 403, not 401). */
+  async isActiveToken(token: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(selectActiveTokenByHash, [hashToken(token)]);
+    return Boolean(rowCount);
   }
 
   /** The account of a license code, for callers already authenticated otherwise (the admin token). */

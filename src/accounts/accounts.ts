@@ -1,17 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Pool } from './db/pool.js';
-import { inTransaction } from './db/transaction.js';
+import type { Pool } from '../db/pool.js';
+import { inTransaction } from '../db/transaction.js';
 import { insertAccount, selectAccounts, selectByLicense, selectByLicenseOrId } from './accounts-sql.js';
-import { insertNewToken } from './access-tokens.js';
+import type { Account } from './account.js';
+import { insertNewToken } from './tokens.js';
 
-export { hashToken, tokenMatches } from './token-hash.js';
-export { AccountDirectory, type Authenticated } from './account-directory.js';
-
-export interface Account {
-  id: string;
-  name: string;
-  licenseCode: string;
-}
+export type { Account } from './account.js';
 
 export interface CreatedAccount extends Account {
   /** Shown once at creation; only its hash is stored. */
@@ -36,8 +30,6 @@ export async function listAccounts(pool: Pool): Promise<ListedAccount[]> {
   const { rows } = await pool.query<{ id: string; name: string; license_code: string; created_at: Date }>(selectAccounts);
   return rows.map((r) => ({ id: r.id, name: r.name, licenseCode: r.license_code, createdAt: r.created_at.toISOString() }));
 }
-
-export { rotateToken } from './access-tokens.js';
 
 /** The account of a license code (or, with `orId`, of an account id too), or null. */
 export async function findAccount(pool: Pool, licenseCode: string, { orId = false } = {}): Promise<Account | null> {

@@ -1,4 +1,4 @@
-import type { RejectedItem } from './activity.js';
+import type { RejectedItem } from './rejected-item.js';
 
 export interface MinuteCount {
   accountId: string;

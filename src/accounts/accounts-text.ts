@@ -1,4 +1,4 @@
-import { unstorableValue } from './ingest/storable.js';
+import { unstorableValue } from '../ingest/storable.js';
 
 /** Account names are 1 to 200 characters. */
 export const maxAccountNameLength = 200;

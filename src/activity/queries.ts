@@ -1,6 +1,7 @@
 import type { Pool } from '../db/pool.js';
-import * as sql from './activity-sql.js';
-import type { ActivityRow, GroupRow, RejectedItemRow } from './activity-sql.js';
+import { inTransaction } from '../db/transaction.js';
+import * as sql from './sql.js';
+import type { ActivityRow, GroupRow, RejectedItemRow } from './sql.js';
 import { countFitting, decodeCursorOf, encodeCursorOf } from '../../projections/reply-bytes.js';
 
 /** Examples shown per group in the warnings. */
@@ -107,17 +108,10 @@ const bucketOf = (row: ActivityRow): ActivityBucket => ({
  * would show in one list and not in the other.
  */
 export async function activityCounts(pool: Pool, accountId: string): Promise<{ perMinute: ActivityBucket[]; perHour: ActivityBucket[] }> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const minutes = await client.query<ActivityRow>(sql.countsPerMinute, [accountId]);
-    const hours = await client.query<ActivityRow>(sql.countsPerHour, [accountId]);
-    await client.query('COMMIT');
-    client.release();
-    return { perMinute: minutes.rows.map(bucketOf), perHour: hours.rows.map(bucketOf) };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(error instanceof Error ? error : true);
-    throw error;
-  }
+  const [minutes, hours] = await inTransaction(
+    pool,
+    (client) => Promise.all([client.query<ActivityRow>(sql.countsPerMinute, [accountId]), client.query<ActivityRow>(sql.countsPerHour, [accountId])]),
+    { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' },
+  );
+  return { perMinute: minutes.rows.map(bucketOf), perHour: hours.rows.map(bucketOf) };
 }

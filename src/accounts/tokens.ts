@@ -6,13 +6,14 @@ import {
   revokeAllTokens,
   revokeToken as revokeTokenSql,
   selectActiveTokens,
-} from './access-tokens-sql.js';
+} from './tokens-sql.js';
 import { lockAccountByLicense } from './accounts-sql.js';
 import { accountTextProblem } from './accounts-text.js';
-import type { Account } from './accounts.js';
+import type { Account } from './account.js';
 import { hashToken } from './token-hash.js';
-import type { Pool } from './db/pool.js';
-import { inTransaction } from './db/transaction.js';
+import { accessTokenPrefix } from '../config.js';
+import type { Pool } from '../db/pool.js';
+import { inTransaction } from '../db/transaction.js';
 import { deleteSessionsOfTokens } from './sessions-sql.js';
 
 /** `ingest` posts items only; `ingest+read` also reads (read API, dashboard) and manages tokens. */
@@ -35,14 +36,11 @@ export interface CreatedToken extends AccessToken {
   accessToken: string;
 }
 
-/** Every access token starts with it; the admin token may not (src/config.ts). */
-export const accessTokenPrefix = 'trk_';
-
 export const newAccessToken = (): string => `${accessTokenPrefix}${randomBytes(32).toString('base64url')}`;
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Why `label` is not a token label, or null (the rule of account texts, src/accounts-text.ts). */
+/** Why `label` is not a token label, or null (the rule of account texts, src/accounts/accounts-text.ts). */
 export const labelProblem = (label: unknown): string | null => accountTextProblem('label', label, maxLabelLength);
 
 export function isTokenScope(scope: unknown): scope is TokenScope {

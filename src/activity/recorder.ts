@@ -1,23 +1,13 @@
 import { isUnavailableError } from '../db/errors.js';
+import { inTransactionOn } from '../db/transaction.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import * as sql from './activity-sql.js';
-import { PendingActivity, type PendingItem } from './activity-pending.js';
-import type { Excerpt } from './excerpt.js';
-import type { Endpoint } from './request.js';
+import * as sql from './sql.js';
+import { PendingActivity, type PendingItem } from './pending.js';
+import type { RejectedItem } from './rejected-item.js';
+import type { Endpoint } from '../ingest/request.js';
 
-/** An item an account's ingest refused: what the client was told, and what it sent. */
-export interface RejectedItem {
-  endpoint: Endpoint;
-  reason: string;
-  /** The top-level field it is about (src/ingest/results.ts, `rejected`); '' for the request or item as a whole. */
-  field: string;
-  /** The HTTP status of the reply (200 for an element of a bulk request). */
-  status: number;
-  message: string;
-  /** Null when nothing of the body was read (413 over the declared length, 415, 429). */
-  excerpt: Excerpt | null;
-}
+export type { RejectedItem } from './rejected-item.js';
 
 export interface ActivitySettings {
   flushEveryMs: number;
@@ -158,45 +148,44 @@ export class IngestActivity {
     const iso = (ms: number): string => new Date(ms).toISOString();
     const client = await this.db.connect();
     try {
-      await client.query('BEGIN');
-      if (minutes.length > 0) {
-        await client.query(sql.addMinuteCounts, [
-          minutes.map((m) => m.accountId),
-          minutes.map((m) => iso(m.minute)),
-          minutes.map((m) => m.endpoint),
-          minutes.map((m) => m.accepted),
-          minutes.map((m) => m.rejected),
-        ]);
-      }
-      if (hours.length > 0) {
-        await client.query(sql.addHourlyRejections, [
-          hours.map((h) => h.accountId),
-          hours.map((h) => iso(h.hour)),
-          hours.map((h) => h.endpoint),
-          hours.map((h) => h.reason),
-          hours.map((h) => h.field),
-          hours.map((h) => h.count),
-          hours.map((h) => iso(h.lastSeen)),
-        ]);
-      }
-      if (items.length > 0) {
-        await client.query(sql.insertRejectedItems, [
-          items.map((i) => i.accountId),
-          items.map((i) => iso(i.at)),
-          items.map((i) => i.endpoint),
-          items.map((i) => i.reason),
-          items.map((i) => i.field),
-          items.map((i) => i.status),
-          items.map((i) => i.message),
-          items.map((i) => i.excerpt?.text ?? null),
-          items.map((i) => i.excerpt?.truncated ?? false),
-        ]);
-        await client.query(sql.pruneRejectedItems, [[...new Set(items.map((i) => i.accountId))], this.settings.itemsPerAccount]);
-      }
-      await client.query('COMMIT');
+      await inTransactionOn(client, async () => {
+        if (minutes.length > 0) {
+          await client.query(sql.addMinuteCounts, [
+            minutes.map((m) => m.accountId),
+            minutes.map((m) => iso(m.minute)),
+            minutes.map((m) => m.endpoint),
+            minutes.map((m) => m.accepted),
+            minutes.map((m) => m.rejected),
+          ]);
+        }
+        if (hours.length > 0) {
+          await client.query(sql.addHourlyRejections, [
+            hours.map((h) => h.accountId),
+            hours.map((h) => iso(h.hour)),
+            hours.map((h) => h.endpoint),
+            hours.map((h) => h.reason),
+            hours.map((h) => h.field),
+            hours.map((h) => h.count),
+            hours.map((h) => iso(h.lastSeen)),
+          ]);
+        }
+        if (items.length > 0) {
+          await client.query(sql.insertRejectedItems, [
+            items.map((i) => i.accountId),
+            items.map((i) => iso(i.at)),
+            items.map((i) => i.endpoint),
+            items.map((i) => i.reason),
+            items.map((i) => i.field),
+            items.map((i) => i.status),
+            items.map((i) => i.message),
+            items.map((i) => i.excerpt?.text ?? null),
+            items.map((i) => i.excerpt?.truncated ?? false),
+          ]);
+          await client.query(sql.pruneRejectedItems, [[...new Set(items.map((i) => i.accountId))], this.settings.itemsPerAccount]);
+        }
+      });
       client.release();
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
       client.release(error instanceof Error ? error : true);
       throw error;
     }

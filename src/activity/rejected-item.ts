@@ -1,0 +1,15 @@
+import type { Excerpt } from '../ingest/excerpt.js';
+import type { Endpoint } from '../ingest/request.js';
+
+/** An item an account's ingest refused: what the client was told, and what it sent. */
+export interface RejectedItem {
+  endpoint: Endpoint;
+  reason: string;
+  /** The top-level field it is about (src/ingest/results.ts, `rejected`); '' for the request or item as a whole. */
+  field: string;
+  /** The HTTP status of the reply (200 for an element of a bulk request). */
+  status: number;
+  message: string;
+  /** Null when nothing of the body was read (413 over the declared length, 415, 429). */
+  excerpt: Excerpt | null;
+}
