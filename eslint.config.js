@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dashboard/dist/', 'sdk/dist/', 'node_modules/', 'data/', 'coverage/', 'test-artifacts/', 'reports/', '.stryker-tmp/'] },
+  { ignores: ['dist/', 'dashboard/dist/', 'dashboard/src/api-types.ts', 'sdk/dist/', 'node_modules/', 'data/', 'coverage/', 'test-artifacts/', 'reports/', '.stryker-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,11 +1,11 @@
-import type { StoredAt, StoredEvent, TrackLookup } from '../api';
+import type { ListedStoredEvent, StoredAt, TrackLookup } from '../api';
 import { instantText } from './format';
 import { JsonText } from './json-text';
 import { TruncatedPayload } from './truncated-payload';
 import { When } from './when';
 
 /** An event's data or metadata: as JSON text, or, when the lookup left it out, its marker and a button to load it. */
-function Part({ license, event, part, label }: { license: string; event: StoredEvent; part: 'data' | 'metadata'; label?: string }) {
+function Part({ license, event, part, label }: { license: string; event: ListedStoredEvent; part: 'data' | 'metadata'; label?: string }) {
   const marker = event.truncated?.[part];
   if (!marker) return <JsonText value={event[part]} label={label} />;
   return <TruncatedPayload license={license} eventId={event.eventId} marker={marker} pick={(full) => full[part]} label={label ?? `${part} of ${event.type}`} />;
@@ -72,7 +72,7 @@ export function TrackEvents({ license, lookup, level = 2 }: { license: string; l
 /** Where a copy is, as text. */
 const placeText = (at: StoredAt): string => `stream ${at.stream}, position ${at.streamPosition}, global position ${at.globalPosition}, recorded ${instantText(at.recordedAt)}`;
 
-function StreamTable({ license, stream, events, own, Sub }: { license: string; stream: string; events: StoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
+function StreamTable({ license, stream, events, own, Sub }: { license: string; stream: string; events: ListedStoredEvent[]; own: Set<string>; Sub: 'h3' | 'h4' }) {
   const first = events[0]?.streamPosition ?? 0;
   return (
     <section class="stream" aria-label={`Stream ${stream}`}>

@@ -80,7 +80,7 @@ export function Timeline({ license, id }: { license: string; id: string }) {
                             license={license}
                             eventId={entry.eventId}
                             marker={entry.truncated.eventData}
-                            pick={(event) => (event.data as { eventData?: unknown }).eventData}
+                            pick={(event) => event.data.eventData}
                             label={`event data of ${entry.eventName ?? 'the event'}`}
                           />
                         ) : entry.eventData && Object.keys(entry.eventData).length ? (

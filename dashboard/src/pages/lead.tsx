@@ -88,8 +88,10 @@ export function LeadPage({ license, params }: PageProps) {
  */
 function SystemAttributes({ lead }: { lead: Lead }) {
   const [hideEmpty, setHideEmpty] = useState(true);
-  const empty = systemAttributes.filter((attribute) => notSet(lead[attribute.name])).length;
-  const listed = systemAttributes.filter((attribute) => !hideEmpty || !notSet(lead[attribute.name]));
+  // The lead's fields by name: each system attribute is one of them, under its request name.
+  const values: Record<string, unknown> = lead;
+  const empty = systemAttributes.filter((attribute) => notSet(values[attribute.name])).length;
+  const listed = systemAttributes.filter((attribute) => !hideEmpty || !notSet(values[attribute.name]));
   return (
     <section aria-labelledby="system-attributes">
       <h2 id="system-attributes">System attributes</h2>
@@ -113,7 +115,7 @@ function SystemAttributes({ lead }: { lead: Lead }) {
           </thead>
           <tbody>
             {listed.map((attribute) => {
-              const value = lead[attribute.name];
+              const value = values[attribute.name];
               return (
                 <tr key={attribute.name}>
                   <th scope="row">{attribute.name}</th>

@@ -1,11 +1,11 @@
-import type { Lead, LeadTotal } from '../api';
+import type { Lead, LeadTotal, ListedLead } from '../api';
 import { formatCount } from '../components/format';
 import { ScrollBox } from '../components/scroll-box';
 import { When } from '../components/when';
 import { Link, pathTo } from '../router';
 
 /** The id a lead is known by: its userId, else its anonymous id. */
-export const leadIdOf = (lead: Lead): string => lead.userId ?? lead.anonymousId ?? '';
+export const leadIdOf = (lead: Pick<Lead, 'userId' | 'anonymousId'>): string => lead.userId ?? lead.anonymousId ?? '';
 
 export const nameOf = (lead: Pick<Lead, 'firstName' | 'lastName'>): string => [lead.firstName, lead.lastName].filter(Boolean).join(' ');
 
@@ -20,7 +20,7 @@ export function LeadsTotal({ total }: { total: LeadTotal }) {
   return <p class="total">{text}</p>;
 }
 
-export function LeadTable({ leads }: { leads: Lead[] }) {
+export function LeadTable({ leads }: { leads: ListedLead[] }) {
   return (
     <ScrollBox label="Leads">
       <table class="data">

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { listLeads, type Lead, type LeadQuery, type LeadTotal } from '../api';
+import { listLeads, type LeadPage, type LeadQuery } from '../api';
 import { ErrorText, PageHeading } from '../components';
 import { queryLocation, useQuery } from '../router';
 import { LeadsTotal, LeadTable } from './leads-table';
@@ -25,12 +25,6 @@ export { leadIdOf, nameOf } from './leads-table';
 const debounceMs = 300;
 /** The first page refreshes itself this often, so that a lead posted shows up within a couple of seconds. */
 const refreshMs = 1000;
-
-interface LeadPage {
-  leads: Lead[];
-  nextCursor: string | null;
-  total: LeadTotal;
-}
 
 /** What the server is asked for a view: the attribute filter only once both its boxes hold something. */
 function queryOf(view: LeadsView): LeadQuery {
