@@ -1,5 +1,5 @@
 /**
- * The arrows of the code (`npm run lint` checks them; docs/architecture.md, Layers): no import
+ * The arrows of the code (`npm run lint` checks them; README.md, Layout): no import
  * circles, and each layer imports only the layers below it.
  *   1. entry points: src/main.ts, src/worker-main.ts, src/server.ts, src/ops-server.ts, src/cli/,
  *      and src/service-parts.ts, where a service process is put together
