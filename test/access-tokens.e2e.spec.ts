@@ -11,6 +11,7 @@ import { adminToken, TestApp, type Credentials, type Reply } from './support/app
 import { instantText } from '../src/cli/instant-text.js';
 import { tracking } from './support/cli.js';
 import { asAdmin } from './support/database.js';
+import { eventually } from './support/eventually.js';
 import { queued, requestError, uuidPattern } from './support/replies.js';
 
 /** Access tokens (docs/api.md, Access tokens and Accounts): several per account, scopes, revocation. */
@@ -130,12 +131,11 @@ describe('access tokens (e2e)', () => {
     expect((await list()).find((t) => t.id === created.id)?.lastUsedAt).to.equal(null);
     queued(await app.ingest({ ...account, accessToken: created.accessToken }, 'events', event));
     // Written off the request path: it appears shortly after the reply.
-    const deadline = Date.now() + 5_000;
-    let lastUsedAt: string | null | undefined = null;
-    while (!lastUsedAt && Date.now() < deadline) {
-      lastUsedAt = (await list()).find((t) => t.id === created.id)?.lastUsedAt;
-      if (!lastUsedAt) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const lastUsedAt = await eventually(
+      async () => (await list()).find((t) => t.id === created.id)?.lastUsedAt || undefined,
+      5_000,
+      () => 'lastUsedAt still null after a use',
+    );
     expect(lastUsedAt, 'lastUsedAt after a use').to.be.a('string');
     const at = new Date(lastUsedAt as string);
     expect(at.getUTCSeconds()).to.equal(0);

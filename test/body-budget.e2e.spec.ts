@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { parsedBodyCost } from '../src/http/body-budget.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
+import { until } from './support/eventually.js';
 import { queued, requestError } from './support/replies.js';
 
 /** An /events body of exactly `bytes` bytes. */
@@ -52,10 +53,8 @@ describe('request bodies held at once are bounded in bytes of heap, fairly betwe
   }
 
   async function untilInFlight(bytes: number): Promise<void> {
-    for (let tries = 0; (await bytesInFlight()) !== bytes; tries += 1) {
-      if (tries > 500) throw new Error(`never ${bytes} bytes in flight, but ${await bytesInFlight()}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    let seen = NaN;
+    await until(async () => (seen = await bytesInFlight()) === bytes, 5_000, () => `never ${bytes} bytes in flight, but ${seen}`);
   }
 
   it('holds the bytes of a body as they arrive, then what it costs parsed, and gives them back after the reply', async () => {

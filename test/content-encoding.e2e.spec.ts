@@ -3,6 +3,7 @@ import { brotliCompressSync, constants as zlibConstants, deflateSync, gzipSync }
 import { expect } from 'chai';
 import { bulkBytes, singleItemBytes } from '../src/http/body.js';
 import { servedApp, type Credentials, type PostOptions, type Reply, type TestApp } from './support/app.js';
+import { eventually, until } from './support/eventually.js';
 import { bulkResults, itemError, queued, requestError, storesNothing } from './support/replies.js';
 
 /** Compressed request bodies (docs/api.md, Compressed bodies): Content-Encoding gzip, deflate and br. */
@@ -30,10 +31,8 @@ async function bytesInFlight(app: TestApp): Promise<number> {
 }
 
 async function untilInFlight(app: TestApp, bytes: number): Promise<void> {
-  for (let tries = 0; (await bytesInFlight(app)) !== bytes; tries += 1) {
-    if (tries > 500) throw new Error(`never ${bytes} bytes in flight, but ${await bytesInFlight(app)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  let seen = NaN;
+  await until(async () => (seen = await bytesInFlight(app)) === bytes, 5_000, () => `never ${bytes} bytes in flight, but ${seen}`);
 }
 
 describe('compressed request bodies (e2e)', () => {
@@ -135,12 +134,15 @@ describe('compressed request bodies (e2e)', () => {
     expect(requestError(await app.ingest(account, 'events', undefined, compressed('gzip', '{"userId":')), 400)).to.equal('body is not valid JSON');
     const path = `/admin/v1/accounts/${account.licenseCode}/warnings/recent`;
     type Warnings = { warnings: { excerpt: string | null; reason: string }[] };
-    let reply: Reply<Warnings>;
-    for (let tries = 0; ; tries += 1) {
-      reply = await app.get<Warnings>(path, `Bearer ${account.accessToken}`);
-      if (reply.body.warnings.length === 2 || tries > 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    let last: Reply<Warnings> | undefined;
+    const reply = await eventually(
+      async () => {
+        last = await app.get<Warnings>(path, `Bearer ${account.accessToken}`);
+        return last.body.warnings.length === 2 && last;
+      },
+      10_000,
+      () => `never 2 recent warnings, but ${JSON.stringify(last?.body)}`,
+    );
     expect(reply.body.warnings.map((w) => [w.reason, w.excerpt])).to.have.deep.members([
       ['schema', body],
       ['malformed_json', '{"userId":'],
@@ -187,12 +189,15 @@ describe('compressed request bodies and the body budget (e2e)', () => {
 
   /** The bytes in flight, once `accept` holds of them; they are returned. */
   async function untilInFlightIs(accept: (bytes: number) => boolean): Promise<number> {
-    for (let tries = 0; ; tries += 1) {
-      const bytes = await bytesInFlight(app);
-      if (accept(bytes)) return bytes;
-      if (tries > 500) throw new Error(`bytes in flight never as expected, last ${bytes}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    let seen = NaN;
+    return eventually(
+      async () => {
+        seen = await bytesInFlight(app);
+        return accept(seen) && seen;
+      },
+      5_000,
+      () => `bytes in flight never as expected, last ${seen}`,
+    );
   }
 
   it('reserves what a compressed body inflates to as it arrives, not its Content-Length nor the route limit, and gives it back after the reply', async () => {

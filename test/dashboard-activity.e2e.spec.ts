@@ -3,6 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
 import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
+import { until } from './support/eventually.js';
 import { itemError, queued } from './support/replies.js';
 
 /** The Overview and Warnings pages, signed in through the form, on what the real ingest recorded. */
@@ -10,16 +11,6 @@ import { itemError, queued } from './support/replies.js';
 const injection = '<img src=x onerror=alert(1)>';
 /** The pages refresh every 10 s; the recorder writes once a second. */
 const refreshed = { timeout: 15_000 };
-
-
-/** Resolves once `condition` holds, checked every 50 ms for up to `ms` (5 s). */
-async function until(condition: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`the condition did not hold within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('dashboard overview and warnings (e2e)', () => {
   let app: TestApp;
@@ -33,8 +24,14 @@ describe('dashboard overview and warnings (e2e)', () => {
   });
 
   /** Resolves once the recorder (which writes once a second) has written what `done` looks for. */
-  const recorded = <T>(which: string, done: (body: T) => boolean) =>
-    until(async () => done((await app.get<T>(`/admin/v1/accounts/${account.licenseCode}/${which}`, `Bearer ${account.accessToken}`)).body));
+  const recorded = async <T>(which: string, done: (body: T) => boolean): Promise<void> => {
+    let last: T | undefined;
+    await until(
+      async () => done((last = (await app.get<T>(`/admin/v1/accounts/${account.licenseCode}/${which}`, `Bearer ${account.accessToken}`)).body)),
+      5_000,
+      () => `${which} never as expected, but ${JSON.stringify(last)}`,
+    );
+  };
 
   /** The cells of the totals row of `endpoint` in the table of `period`. */
   const totalsOf = (page: Page, period: string, endpoint: string) =>
@@ -78,7 +75,12 @@ describe('dashboard overview and warnings (e2e)', () => {
 
       await page.setViewportSize({ width: 400, height: 800 });
       // The charts follow their box's width (a ResizeObserver), whose change comes a frame later.
-      await until(async () => ((await page.locator('.chart canvas').first().boundingBox())?.width ?? Infinity) <= 400);
+      let width = Infinity;
+      await until(
+        async () => (width = (await page.locator('.chart canvas').first().boundingBox())?.width ?? Infinity) <= 400,
+        5_000,
+        () => `the first chart is ${width} px wide, not at most 400`,
+      );
       expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(400);
       await screenshot(page, 'overview-400');
       expectNoProblems();
@@ -144,7 +146,10 @@ describe('dashboard overview and warnings (e2e)', () => {
       await missingName.waitFor({ state: 'detached' });
       expect(await badAttributes.count()).to.equal(1);
       // The recent list is asked of the server again at each change of the filter.
-      const recentRows = (count: number) => until(async () => (await recent.count()) === count, refreshed.timeout);
+      const recentRows = async (count: number): Promise<void> => {
+        let rows = 0;
+        await until(async () => (rows = await recent.count()) === count, refreshed.timeout, () => `${rows} recent warnings listed, not ${count}`);
+      };
       await recentRows(1);
       expect(await recent.first().locator('td.message').textContent()).to.equal(bulkMessage);
       await page.getByLabel('Field', { exact: true }).selectOption({ label: 'any' });

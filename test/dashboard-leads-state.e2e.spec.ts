@@ -4,6 +4,7 @@ import { accountIdOf } from './support/account-replay.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
 import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
+import { until } from './support/eventually.js';
 import { bulkResults, queued } from './support/replies.js';
 
 /**
@@ -16,11 +17,12 @@ const leadRows = (page: Page) => page.locator('table.data tbody tr');
 /** The ids of the leads listed, top to bottom. */
 const listedIds = (page: Page) => page.locator('table.data tbody tr td:first-child a').allTextContents();
 async function idsBecome(page: Page, ids: string[]): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (let shown = await listedIds(page); JSON.stringify(shown) !== JSON.stringify(ids); shown = await listedIds(page)) {
-    if (Date.now() > deadline) throw new Error(`the leads listed are ${JSON.stringify(shown)}, not ${JSON.stringify(ids)}`);
-    await page.waitForTimeout(50);
-  }
+  let shown: string[] = [];
+  await until(
+    async () => JSON.stringify((shown = await listedIds(page))) === JSON.stringify(ids),
+    5_000,
+    () => `the leads listed are ${JSON.stringify(shown)}, not ${JSON.stringify(ids)}`,
+  );
 }
 const query = (page: Page): Record<string, string> => Object.fromEntries(new URL(page.url()).searchParams);
 const totalText = (page: Page) => page.locator('p.total').textContent();

@@ -4,6 +4,7 @@ import { systemAttributes } from '../src/spec/system-attributes.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
 import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
+import { until } from './support/eventually.js';
 import { bulkResults, queued } from './support/replies.js';
 
 /** Leads and the lead page of the dashboard, fed through the real ingest API and projections. */
@@ -12,11 +13,8 @@ const injection = '<img src=x onerror=alert(1)>';
 const leadRows = (page: Page) => page.locator('table.data tbody tr');
 /** Waits until the leads table has `count` rows (it refreshes itself and follows the filters). */
 async function rowCountBecomes(page: Page, count: number): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (let rows = await leadRows(page).count(); rows !== count; rows = await leadRows(page).count()) {
-    if (Date.now() > deadline) throw new Error(`the leads table has ${rows} rows, not ${count}`);
-    await page.waitForTimeout(50);
-  }
+  let rows = 0;
+  await until(async () => (rows = await leadRows(page).count()) === count, 5_000, () => `the leads table has ${rows} rows, not ${count}`);
 }
 const leadLink = (page: Page, id: string) => page.getByRole('link', { name: id, exact: true });
 /** The ids of the leads listed, top to bottom. */

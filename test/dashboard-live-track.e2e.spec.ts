@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser, type WatchedPage } from './support/browser.js';
 import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
+import { until } from './support/eventually.js';
 import { queued } from './support/replies.js';
 
 /** The Live events and Track lookup pages, signed in through the form, on the real API. */
@@ -38,13 +39,7 @@ describe('dashboard live events and track lookup (e2e)', () => {
     const reply = await app.get<{ items: { trackID: string }[] }>(`/admin/v1/accounts/${who.licenseCode}/live?limit=200`, `Bearer ${who.accessToken}`);
     return reply.body.items.some((item) => item.trackID === trackID);
   };
-  const untilIndexed = async (who: Credentials, trackID: string) => {
-    const deadline = Date.now() + 10_000;
-    while (!(await indexed(who, trackID))) {
-      if (Date.now() > deadline) throw new Error(`${trackID} not indexed`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  };
+  const untilIndexed = (who: Credentials, trackID: string) => until(() => indexed(who, trackID), 10_000, () => `${trackID} not indexed`);
 
   for (const width of [1280, 400]) {
     it(`shows new items live, pauses and resumes, filters by kind and opens a row's stored JSON at ${width} px`, async () => {

@@ -4,11 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { runningEmbeddedServer } from '../src/db/embedded.js';
 import { withDatabase } from '../src/db/pool.js';
 import { isAlive, readLockFile } from '../src/db/postmaster.js';
 import { storedTrackIds } from './support/database.js';
+import { eventually, until } from './support/eventually.js';
 import { post, ServiceProcess } from './support/service-process.js';
 
 const adminToken = 'supervision-test-admin';
@@ -86,12 +86,17 @@ describe('the embedded PostgreSQL, supervised (e2e)', function () {
     }
   }
 
-  /** The status of GET /healthz once it no longer satisfies `holds` (0: no answer), or the last one after `ms`. */
+  /** The status of GET /healthz once it no longer satisfies `holds` (0: no answer), within `ms`. */
   async function healthWhile(service: ServiceProcess, holds: (status: number) => boolean, ms: number): Promise<number> {
-    for (const until = Date.now() + ms; ; await sleep(20)) {
-      const status = await fetch(`${service.base}/healthz`).then((r) => r.status, () => 0);
-      if (!holds(status) || Date.now() > until) return status;
-    }
+    let status = 0;
+    return eventually(
+      async () => {
+        status = await fetch(`${service.base}/healthz`).then((r) => r.status, () => 0);
+        return !holds(status) && status;
+      },
+      ms,
+      () => `/healthz still answers ${status}`,
+    );
   }
 
   /** The trackIDs stored in the running service's embedded database. */
@@ -161,10 +166,14 @@ describe('the embedded PostgreSQL, supervised (e2e)', function () {
       }
     });
     // Under load: 200 answers first (a deadline, should the clients fail before the signal).
-    for (const until = Date.now() + 30_000; statuses.length < 200; await sleep(10)) {
-      if (clientsEnded === clients.length) throw new Error(`every client failed before the Ctrl-C, after ${statuses.length} answers: ${service.stderr}`);
-      if (Date.now() > until) throw new Error(`only ${statuses.length} of 200 requests answered within 30 s`);
-    }
+    await until(
+      () => {
+        if (statuses.length < 200 && clientsEnded === clients.length) throw new Error(`every client failed before the Ctrl-C, after ${statuses.length} answers: ${service.stderr}`);
+        return statuses.length >= 200;
+      },
+      30_000,
+      () => `only ${statuses.length} of 200 requests answered`,
+    );
     await ctrlC(service);
     await Promise.all(clients);
     expect(await service.exited).to.equal(0);
@@ -188,11 +197,12 @@ describe('the embedded PostgreSQL, supervised (e2e)', function () {
     const leadVisible = async (service: ServiceProcess, userId: string): Promise<void> => {
       const reply = await post(service.base, `/v1/accounts/${licenseCode}/users`, { userId, attributes: {} }, accessToken);
       expect(reply.status).to.equal(200);
-      for (const until = Date.now() + 30_000; ; await sleep(50)) {
-        const response = await fetch(`${service.base}/admin/v1/accounts/${licenseCode}/leads/${userId}`, { headers: { authorization: accessToken } });
-        if (response.status === 200) return;
-        if (Date.now() > until) throw new Error(`lead ${userId} not applied by the worker within 30 s`);
-      }
+      let status = 0;
+      await until(
+        async () => (status = (await fetch(`${service.base}/admin/v1/accounts/${licenseCode}/leads/${userId}`, { headers: { authorization: accessToken } })).status) === 200,
+        30_000,
+        () => `lead ${userId} not applied by the worker (still ${status})`,
+      );
     };
     await leadVisible(first, 'before');
     const oldPort = postmaster().port;

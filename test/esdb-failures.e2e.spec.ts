@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { EsdbTestServer } from '../testing/esdb-test-server.js';
 import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
 import { allowConnections } from './support/event-stores.js';
+import { eventually, until } from './support/eventually.js';
 import { capturedLog } from './support/log-lines.js';
 import { bulkResults, queued, requestError } from './support/replies.js';
 
@@ -57,7 +58,7 @@ describe('EventStoreDB failures: 503, then recovery (e2e)', function () {
     const served = await start();
     server.timeOutWrites = { commitAfterMs: 0 };
     storeUnavailable(await served.ingest(account, 'events/bulk', threeEvents, withKey('late')));
-    await waitFor(() => server.size === 3);
+    await until(() => server.size === 3, 10_000, () => `the server holds ${server.size} events, not 3`);
     server.timeOutWrites = null;
     await served.projected();
     const before = await readModels(served);
@@ -75,7 +76,7 @@ describe('EventStoreDB failures: 503, then recovery (e2e)', function () {
     const served = await start();
     server.timeOutWrites = { commitAfterMs: 0 };
     storeUnavailable(await served.ingest(account, 'events/bulk', threeEvents, withKey('partly')));
-    await waitFor(() => server.size === 3);
+    await until(() => server.size === 3, 10_000, () => `the server holds ${server.size} events, not 3`);
     server.timeOutWrites = null;
     await served.projected();
     const before = await readModels(served);
@@ -108,16 +109,15 @@ describe('EventStoreDB failures: 503, then recovery (e2e)', function () {
     expect(lines.some((line) => line.msg.startsWith('EventStoreDB client replaced'))).to.equal(true);
 
     server.gossip = 'leader';
-    let reply = await served.ingest(account, 'users', { userId: 'u-2', attributes: {} }, withKey('away'));
-    const deadline = Date.now() + 10_000;
-    while (reply.status === 503 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      reply = await served.ingest(account, 'users', { userId: 'u-2', attributes: {} }, withKey('away'));
-    }
-    queued(reply);
+    queued(await retriedWhile503(() => served.ingest(account, 'users', { userId: 'u-2', attributes: {} }, withKey('away')), 10_000));
     expect((await served.get('/healthz')).status).to.equal(200);
     // The projections' subscriptions moved to the new client with it.
-    await waitFor(async () => (await served.get(`/admin/v1/accounts/${account.licenseCode}/leads/u-2`, `Bearer ${adminToken}`)).status === 200);
+    let leadStatus = 0;
+    await until(
+      async () => (leadStatus = (await served.get(`/admin/v1/accounts/${account.licenseCode}/leads/u-2`, `Bearer ${adminToken}`)).status) === 200,
+      10_000,
+      () => `the lead u-2 still answers ${leadStatus}`,
+    );
     expect((await readModels(served)).leads.map((lead) => lead.profile_id)).to.deep.equal(['u-1', 'u-2']);
   });
 
@@ -141,15 +141,24 @@ describe('EventStoreDB failures: 503, then recovery (e2e)', function () {
     } finally {
       await allowConnections(served.database, true);
     }
-    let reply = await served.ingest(account, 'users', { userId: 'u-1', attributes: {} }, withKey('pg'));
-    for (let tries = 0; reply.status === 503 && tries < 50; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      reply = await served.ingest(account, 'users', { userId: 'u-1', attributes: {} }, withKey('pg'));
-    }
-    const trackID = queued(reply);
+    const trackID = queued(await retriedWhile503(() => served.ingest(account, 'users', { userId: 'u-1', attributes: {} }, withKey('pg')), 5_000));
     expect((await served.events()).map((e) => e.event_id)).to.deep.equal([trackID]);
   });
 });
+
+/** The reply to `ingest`, sent again every 100 ms while it is 503, for up to `timeoutMs`. */
+async function retriedWhile503(ingest: () => Promise<Reply>, timeoutMs: number): Promise<Reply> {
+  let last: Reply | undefined;
+  return eventually(
+    async () => {
+      last = await ingest();
+      return last.status !== 503 && last;
+    },
+    timeoutMs,
+    () => `still 503: ${JSON.stringify(last?.body)}`,
+    100,
+  );
+}
 
 /** The 503 of a store failure: form A, and a Retry-After in seconds. */
 function storeUnavailable(reply: Reply): void {
@@ -166,12 +175,4 @@ async function readModels(app: TestApp): Promise<Record<'leads' | 'products' | '
     productEvents: await rows('SELECT * FROM product_events ORDER BY event_id'),
     trackIndex: await rows('SELECT * FROM track_index ORDER BY global_position'),
   };
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

@@ -11,6 +11,7 @@ import {
   type ResolvedEvent,
 } from '@eventstore/db-client';
 import { EsdbTestServer } from '../testing/esdb-test-server.js';
+import { until } from './support/eventually.js';
 
 /**
  * The ways the EventStoreDB test double fails like the server (docs/eventstoredb.md, The test
@@ -28,14 +29,6 @@ async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
 
 async function idsOf(client: EventStoreDBClient, stream: string): Promise<string[]> {
   return (await collect(client.readStream(stream))).map((resolved: ResolvedEvent) => resolved.event?.id ?? '');
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const failureOf = (work: Promise<unknown>): Promise<unknown> => work.then(() => null, (error: unknown) => error);
@@ -117,7 +110,7 @@ describe('EsdbTestServer: failures as the server has them (int)', () => {
     const events = [event('Late'), event('Later')];
     const failure = await failureOf(client.appendToStream('s-6', events));
     expect(failure).to.be.instanceOf(DeadlineExceededError);
-    await waitFor(() => server.size === 2);
+    await until(() => server.size === 2, 5_000, () => `the server holds ${server.size} events, not 2`);
     server.timeOutWrites = null;
     const repeat = await client.appendToStream('s-6', events);
     expect(repeat.nextExpectedRevision).to.equal(1n);
@@ -170,9 +163,9 @@ describe('EsdbTestServer: failures as the server has them (int)', () => {
       if (resolved.event?.streamId === 's-8') seen.push((resolved.event.data as { n: number }).n);
     });
     subscription.on('caughtUp', () => seen.push('caughtUp'));
-    await waitFor(() => seen.length === 2);
+    await until(() => seen.length === 2, 5_000, () => `seen ${JSON.stringify(seen)}, not 2 events`);
     await client.appendToStream('s-8', event('X', 3));
-    await waitFor(() => seen.length === 3);
+    await until(() => seen.length === 3, 5_000, () => `seen ${JSON.stringify(seen)}, not 3 events`);
     expect(seen).to.deep.equal([1, 2, 3]);
     await subscription.unsubscribe();
   });

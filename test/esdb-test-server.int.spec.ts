@@ -16,6 +16,7 @@ import {
   type ResolvedEvent,
 } from '@eventstore/db-client';
 import { EsdbTestServer } from '../testing/esdb-test-server.js';
+import { until } from './support/eventually.js';
 
 type Recorded = NonNullable<ResolvedEvent['event']>;
 
@@ -34,13 +35,8 @@ function recorded(resolved: ResolvedEvent | AllStreamResolvedEvent): Recorded {
   return resolved.event;
 }
 
-async function waitFor(condition: () => boolean, ms = 1500): Promise<void> {
-  const until = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+/** What a subscription has seen, for a failure message: the event types, and caughtUp. */
+const listed = (seen: (Recorded | 'caughtUp')[]): string => seen.map((s) => (s === 'caughtUp' ? s : s.type)).join(', ') || 'nothing';
 
 /** A subscription to $all, recording events and a "caughtUp" marker in arrival order. */
 function subscribe(client: EventStoreDBClient, options: { fromPosition?: Position | 'start' | 'end'; filter?: Filter }) {
@@ -184,10 +180,10 @@ describe('EsdbTestServer: EventStoreDB test double (int)', () => {
   it('subscribes to $all with an event-type filter: history, caughtUp, then live events', async () => {
     await client.appendToStream('order-7', [event('Wanted', 1), event('Other', 2), event('Wanted', 3)]);
     const { subscription, seen, events } = subscribe(client, { filter: eventTypeFilter({ prefixes: ['Wanted'] }) });
-    await waitFor(() => seen.includes('caughtUp'));
+    await until(() => seen.includes('caughtUp'), 1_500, () => `seen ${listed(seen)}, no caughtUp`);
     await client.appendToStream('order-8', [event('Other', 4), event('Wanted', 5)]);
     await client.appendToStream('order-9', event('Wanted', 6));
-    await waitFor(() => events().length === 4);
+    await until(() => events().length === 4, 1_500, () => `seen ${listed(seen)}, not 4 events`);
     expect(seen.map((s) => (s === 'caughtUp' ? s : (s.data as { n: number }).n))).to.deep.equal([1, 3, 'caughtUp', 5, 6]);
     await subscription.unsubscribe();
   });
@@ -199,9 +195,9 @@ describe('EsdbTestServer: EventStoreDB test double (int)', () => {
       fromPosition: second?.position,
       filter: streamNameFilter({ regex: '^order-' }),
     });
-    await waitFor(() => seen.includes('caughtUp'));
+    await until(() => seen.includes('caughtUp'), 1_500, () => `seen ${listed(seen)}, no caughtUp`);
     await client.appendToStream('order-11', event('X', 4));
-    await waitFor(() => seen.length === 3);
+    await until(() => seen.length === 3, 1_500, () => `seen ${listed(seen)}, not 3 in all`);
     expect(seen.map((s) => (s === 'caughtUp' ? s : (s.data as { n: number }).n))).to.deep.equal([3, 'caughtUp', 4]);
     await subscription.unsubscribe();
   });
@@ -219,7 +215,7 @@ describe('EsdbTestServer: EventStoreDB test double (int)', () => {
       },
     });
     const { subscription, seen, events } = subscribe(client, { filter });
-    await waitFor(() => seen.includes('caughtUp'));
+    await until(() => seen.includes('caughtUp'), 1_500, () => `seen ${listed(seen)}, no caughtUp`);
     // 3 system events + 41 appended, a checkpoint every 10 looked at, and one on catching up.
     expect(checkpoints.length).to.equal(5);
     const log = (await collect(client.readAll())).map(recorded);

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import type { NewEvent, RecordedEvent } from '../src/eventstore/port.js';
-import { adminToken, TestApp, type Credentials } from './support/app.js';
+import { adminToken, TestApp, type Credentials, type Reply } from './support/app.js';
 import { EsdbTestServer } from '../testing/esdb-test-server.js';
 import { allowConnections } from './support/event-stores.js';
+import { eventually } from './support/eventually.js';
 import { queued, requestError } from './support/replies.js';
 
 /**
@@ -100,18 +101,30 @@ describe('on EventStoreDB (e2e)', function () {
     requestError(await app.get('/healthz'), 503);
 
     await server.restart();
-    let reply = await app.ingest(account, 'users', { userId: 'u-3', attributes: {} });
-    for (let tries = 0; reply.status === 503 && tries < 50; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      reply = await app.ingest(account, 'users', { userId: 'u-3', attributes: {} });
-    }
+    // Sent again every 100 ms while it is 503.
+    let last: Reply | undefined;
+    const reply = await eventually(
+      async () => {
+        last = await app.ingest(account, 'users', { userId: 'u-3', attributes: {} });
+        return last.status !== 503 && last;
+      },
+      5_000,
+      () => `still 503 after the restart: ${JSON.stringify(last?.body)}`,
+      100,
+    );
     queued(reply);
     expect((await app.get('/healthz')).status).to.equal(200);
     // The workers' subscription was cut with the server: it resumes from its checkpoint.
-    const lead = await waitFor(async () => {
-      const found = await app.get<{ userId: string }>(`/admin/v1/accounts/${account.licenseCode}/leads/u-3`, `Bearer ${adminToken}`);
-      return found.status === 200 ? found.body : null;
-    });
+    let found = 0;
+    const lead = await eventually(
+      async () => {
+        const reply = await app.get<{ userId: string }>(`/admin/v1/accounts/${account.licenseCode}/leads/u-3`, `Bearer ${adminToken}`);
+        found = reply.status;
+        return reply.status === 200 && reply.body;
+      },
+      10_000,
+      () => `the lead u-3 still answers ${found}`,
+    );
     expect(lead.userId).to.equal('u-3');
     const { rows } = await app.pool.query<{ id: string }>('SELECT profile_id AS id FROM leads ORDER BY 1');
     expect(rows.map((r) => r.id)).to.deep.equal(['u-1', 'u-3']);
@@ -123,14 +136,4 @@ async function readModels(app: TestApp): Promise<{ leads: Record<string, unknown
   const products = await app.pool.query('SELECT * FROM products ORDER BY product_id');
   const userEvents = await app.pool.query('SELECT * FROM user_events ORDER BY event_id');
   return { leads: leads.rows, products: products.rows, userEvents: userEvents.rows };
-}
-
-async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`not seen within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { streams } from '../src/eventstore/events.js';
 import type { EventStore, EventType, NewEvent, ReadFilter, RecordedEvent } from '../src/eventstore/port.js';
 import { esdbKind, postgresKind, type StoreKind, type StoreUnderTest } from './support/event-stores.js';
+import { sleep } from './support/eventually.js';
 
 /**
  * The parts of the EventStore port that projections partitioned by account rely on, held by both
@@ -18,8 +19,6 @@ function event(accountId: string, stream: string, type: EventType = 'EventTracke
   const opaque = { id, stream, type, data, metadata: { trackId: id, accountId, receivedAt: new Date().toISOString(), schemaVersion: 1 } };
   return opaque as NewEvent;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The checkpoint at the head of the store: everything stored so far has been read. */
 async function head(store: EventStore): Promise<string | null> {

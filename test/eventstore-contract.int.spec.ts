@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { StoreUnavailableError, type EventStore, type EventType, type NewEvent, type RecordedEvent } from '../src/eventstore/port.js';
 import { esdbKind, postgresKind, type StoreKind, type StoreUnderTest } from './support/event-stores.js';
+import { eventually, sleep, until } from './support/eventually.js';
 
 /**
  * The contract of the EventStore port, held by both adapters. Streams are new in every test and
@@ -12,8 +13,6 @@ function event(stream: string, type: EventType = 'EventTracked', id: string = ra
   const opaque = { id, stream, type, data, metadata: { trackId: id, accountId: 'acc-contract', receivedAt: new Date().toISOString(), schemaVersion: 1 } };
   return opaque as NewEvent;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The checkpoint at the head of the store: everything stored so far has been read. */
 async function head(store: EventStore): Promise<string | null> {
@@ -204,15 +203,18 @@ function contract(kind: StoreKind): void {
       const written = Array.from({ length: 5 }, () => event(stream, 'EventTracked', randomUUID(), { blob: 'x'.repeat(100_000) }));
       for (const e of written) await store.append([e]);
       /** The first page after `checkpoint` that has events (a subscription may deliver them a little later). */
-      const pageAfter = async (checkpoint: string | null, maxBytes: number): Promise<{ ids: string[]; bytes: number; checkpoint: string | null }> => {
-        for (let i = 0; ; i += 1) {
-          const page = await store.readAll(checkpoint, 100, { maxBytes });
-          const ids = page.events.filter((e) => e.stream === stream).map((e) => e.id);
-          if (ids.length || i > 100) return { ids, bytes: page.bytes, checkpoint: page.checkpoint };
-          checkpoint = page.checkpoint;
-          await sleep(20);
-        }
-      };
+      const pageAfter = (checkpoint: string | null, maxBytes: number): Promise<{ ids: string[]; bytes: number; checkpoint: string | null }> =>
+        eventually(
+          async () => {
+            const page = await store.readAll(checkpoint, 100, { maxBytes });
+            const ids = page.events.filter((e) => e.stream === stream).map((e) => e.id);
+            if (ids.length) return { ids, bytes: page.bytes, checkpoint: page.checkpoint };
+            checkpoint = page.checkpoint;
+            return undefined;
+          },
+          2_000,
+          () => `no page after ${checkpoint} with events of ${stream}`,
+        );
       const ids = written.map((e) => e.id);
       const first = await pageAfter(start, 250_000);
       expect(first.ids).to.deep.equal(ids.slice(0, 3));
@@ -261,16 +263,21 @@ function contract(kind: StoreKind): void {
       await outage.up();
 
       const after = event(stream);
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        try {
-          await store.append([after]);
-          break;
-        } catch (error) {
-          if (Date.now() > deadline) throw error;
-          await sleep(100);
-        }
-      }
+      // Appended again every 100 ms while it fails.
+      let failure: unknown;
+      await until(
+        () =>
+          store.append([after]).then(
+            () => true,
+            (error: unknown) => {
+              failure = error;
+              return false;
+            },
+          ),
+        10_000,
+        () => `the append after the outage still fails: ${String(failure)}`,
+        100,
+      );
       await store.ping();
       const next = await catchUp(store, seen.checkpoint, new Set([stream]), 1);
       expect(next.events.map((e) => e.id)).to.deep.equal([after.id]);

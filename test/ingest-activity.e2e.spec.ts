@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { adminToken, servedApp, type Credentials, type Reply, type TestApp } from './support/app.js';
+import { eventually } from './support/eventually.js';
 import { bulkResults, itemError, queued, requestError } from './support/replies.js';
 
 /** Ingestion warnings and overview (docs/api.md): what each account's ingest accepted and rejected. */
@@ -42,14 +43,16 @@ const show = (reply: Reply): string => `HTTP ${reply.status} ${JSON.stringify(re
 
 /** GETs `path` until `done` holds for the 200 body (the recorder writes once a second), at most 10 s. */
 async function pollUntil<T>(app: TestApp, path: string, authorization: string, done: (body: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const reply = await app.get<T>(path, authorization);
-    expect(reply.status, show(reply)).to.equal(200);
-    if (done(reply.body)) return reply.body;
-    if (Date.now() > deadline) throw new Error(`${path} never got there: ${show(reply)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  let last: Reply<T> | undefined;
+  return eventually(
+    async () => {
+      const reply = (last = await app.get<T>(path, authorization));
+      expect(reply.status, show(reply)).to.equal(200);
+      return done(reply.body) && reply.body;
+    },
+    10_000,
+    () => `${path} never got there: ${last ? show(last) : 'no reply'}`,
+  );
 }
 
 const sum = (buckets: Bucket[], endpoint: string, field: 'accepted' | 'rejected'): number =>

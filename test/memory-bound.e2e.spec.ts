@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { maxItemContainers, maxItemValues } from '../src/ingest/item-size.js';
 import pg from 'pg';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { sleep, until } from './support/eventually.js';
 import { nodeFlagsOf } from '../src/node-flags.js';
 import { ServiceProcess } from './support/service-process.js';
 import { sample } from './support/metrics.js';
@@ -12,8 +13,6 @@ const adminToken = 'memory-test-admin';
 const heapMiB = 128;
 const clients = 4;
 const itemsPerClient = 36;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Flooded {
   started: ServiceProcess;
@@ -130,10 +129,17 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
     await client.connect();
     try {
       let projected = -1;
-      for (let i = 0; i < 600 && projected !== accepted && started.running; i += 1) {
-        projected = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM user_events WHERE event_name = 'flood'")).rows[0]?.n ?? 0;
-        if (projected !== accepted) await sleep(100);
-      }
+      // Until all are projected, or the service has stopped (which the assertions below then report).
+      await until(
+        async () => {
+          if (!started.running) return true;
+          projected = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM user_events WHERE event_name = 'flood'")).rows[0]?.n ?? 0;
+          return projected === accepted;
+        },
+        60_000,
+        () => `${projected} of the ${accepted} items accepted are projected`,
+        100,
+      );
       const catchUpSeconds = (Date.now() - catchUpStart) / 1000;
       await memory.stop();
       const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(0);
@@ -272,8 +278,10 @@ describe('memory under a flood of maximum-size items (e2e)', function () {
         async (r) => ({ status: r.status, bytes: (await r.arrayBuffer()).byteLength }),
         () => ({ status: 0, bytes: 0 }),
       );
-    for (let i = 0; i < 600 && (await read(`track/${trackID}`)).status !== 200; i += 1) await sleep(100);
-    for (let i = 0; i < 600 && (await read('leads/big/events?limit=500')).status !== 200; i += 1) await sleep(100);
+    for (const path of [`track/${trackID}`, 'leads/big/events?limit=500']) {
+      let status = 0;
+      await until(async () => (status = (await read(path)).status) === 200, 60_000, () => `${path} still answers ${status}`, 100);
+    }
 
     const memory = watchMemory(started, base);
     const paths = [`track/${trackID}`, 'leads/big/events?limit=500', 'leads/big/timeline?limit=500'];

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { projectRoot } from '../src/paths.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { until, within } from './support/eventually.js';
 import { createIsolatedHost, type IsolatedHost } from './support/netns.js';
 
 const run = promisify(execFile);
@@ -22,16 +23,6 @@ function linesOf(child: ChildProcessWithoutNullStreams): () => Promise<string | 
     const { value, done } = await lines.next();
     return done ? null : value;
   };
-}
-
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`${what}: not within ${ms} ms`)), ms)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -49,8 +40,8 @@ function connectionFrom(host: IsolatedHost, address: string, port: number): () =
 /** What a process inside `host` gets when it opens a TCP connection to `address`:`port`: 'connected' or the error's code. */
 async function connectFrom(host: IsolatedHost, address: string, port: number): Promise<string | null> {
   const nextLine = connectionFrom(host, address, port);
-  assert.equal(await within(10_000, 'the start of a process inside', nextLine()), 'connecting');
-  return within(10_000, `a connection to ${address}:${port} from inside`, nextLine());
+  assert.equal(await within(nextLine(), 10_000, 'the start of a process inside'), 'connecting');
+  return within(nextLine(), 10_000, `a connection to ${address}:${port} from inside`);
 }
 
 /** What this process gets when it opens a TCP connection to `address`:`port`: 'connected' or the error's code. */
@@ -104,20 +95,20 @@ describe('an isolated network host for processes under test (test/support/netns.
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const nextLine = linesOf(child);
-    const first = await within(30_000, 'the connection from inside', nextLine());
+    const first = await within(nextLine(), 30_000, 'the connection from inside');
     const [word, pid, backend] = first?.split(' ') ?? [];
     assert.equal(word, 'connected', `the child printed ${first}; stderr: ${stderr}`);
     // `ip netns exec` sets the namespace and execs the command: the child's pid is the process's own.
     assert.equal(Number(pid), child.pid);
     for (const number of [1, 2, 3]) {
       child.stdin.write(`${number}\n`);
-      assert.equal(await within(10_000, `query ${number}`, nextLine()), `answered ${number} ${backend}`);
+      assert.equal(await within(nextLine(), 10_000, `query ${number}`), `answered ${number} ${backend}`);
     }
 
     const forwarded = new URL(await host.urlInside(database.url));
     await host.cut();
     const newConnection = connectionFrom(host, forwarded.hostname, Number(forwarded.port));
-    assert.equal(await within(10_000, 'the start of a process inside', newConnection()), 'connecting');
+    assert.equal(await within(newConnection(), 10_000, 'the start of a process inside'), 'connecting');
     const connection = newConnection();
     child.stdin.write('4\n');
     const reply = nextLine();
@@ -128,15 +119,15 @@ describe('an isolated network host for processes under test (test/support/netns.
     assert.equal(child.exitCode, null);
     // What this machine sends there meanwhile stays here, refused at once, rather than leaving by
     // its default route.
-    assert.equal(await within(2_000, 'a connection from here', connectHere(host.insideAddress, 9)), 'EHOSTUNREACH');
+    assert.equal(await within(connectHere(host.insideAddress, 9), 2_000, 'a connection from here'), 'EHOSTUNREACH');
 
     await host.restore();
     // TCP retransmits the query, with a back-off of a few seconds by now; the connection has not
     // timed out (that takes minutes), so it goes on: the same connection, the same backend.
-    assert.equal(await within(30_000, 'the answer after restore()', reply), `answered 4 ${backend}`);
-    assert.equal(await within(30_000, 'the new connection after restore()', connection), 'connected');
+    assert.equal(await within(reply, 30_000, 'the answer after restore()'), `answered 4 ${backend}`);
+    assert.equal(await within(connection, 30_000, 'the new connection after restore()'), 'connected');
     child.stdin.write('5\n');
-    assert.equal(await within(10_000, 'query 5', nextLine()), `answered 5 ${backend}`);
+    assert.equal(await within(nextLine(), 10_000, 'query 5'), `answered 5 ${backend}`);
   });
 
   it("a process inside reaches this machine's PostgreSQL only through the forwarder", async () => {
@@ -154,14 +145,12 @@ describe('an isolated network host for processes under test (test/support/netns.
     host = isolated;
     await isolated.urlInside(database.url);
     const spawned = isolated.spawnInside('sh', ['-c', 'sleep 600 & echo $!; wait']);
-    const grandchild = Number(await within(10_000, 'the pid of the process the shell started', linesOf(spawned)()));
+    const grandchild = Number(await within(linesOf(spawned)(), 10_000, 'the pid of the process the shell started'));
     assert.equal(await ended(grandchild), false);
 
     await isolated.destroy();
     assert.equal(spawned.signalCode, 'SIGKILL');
-    for (const until = Date.now() + 10_000; !(await ended(grandchild)); await sleep(20)) {
-      assert.ok(Date.now() < until, `the process ${grandchild} started inside runs on 10 s after destroy()`);
-    }
+    await until(() => ended(grandchild), 10_000, () => `the process ${grandchild} started inside still runs after destroy()`);
     assert.doesNotMatch((await run('ip', ['netns', 'list'])).stdout, new RegExp(`^${isolated.namespace}\\b`, 'm'));
     const links = (await run('ip', ['-o', 'link', 'show'])).stdout;
     assert.ok(!links.includes(isolated.outsideLink) && !links.includes(isolated.insideLink), links);
@@ -173,12 +162,12 @@ describe('an isolated network host for processes under test (test/support/netns.
     // As a test run killed during a cut leaves it: no destroy() is called for it.
     const abandoned = await createIsolatedHost(name);
     const leftover = abandoned.spawnInside('sh', ['-c', 'echo inside; exec sleep 600']);
-    assert.equal(await within(10_000, 'the leftover process', linesOf(leftover)()), 'inside');
+    assert.equal(await within(linesOf(leftover)(), 10_000, 'the leftover process'), 'inside');
     await abandoned.cut();
     const leftoverExit = once(leftover, 'exit');
 
     host = await createIsolatedHost(name);
-    await within(10_000, 'the end of the leftover process', leftoverExit);
+    await within(leftoverExit, 10_000, 'the end of the leftover process');
     assert.equal(leftover.signalCode, 'SIGKILL');
     if (host.outsideAddress !== abandoned.outsideAddress) assert.ok(!(await routes()).includes(subnetOf(abandoned)));
     const forwarded = new URL(await host.urlInside(database.url));

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { JsonObject } from '../src/openapi/json.js';
 import { openApiDocumentPath } from '../src/paths.js';
 import { adminToken, TestApp, type Credentials, type PostOptions, type Reply } from './support/app.js';
+import { until } from './support/eventually.js';
 import { DocumentedReplies } from './support/openapi-replies.js';
 import { queued } from './support/replies.js';
 
@@ -121,10 +122,12 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     expect(live.body.items).to.have.length(5);
     await get(accountPath(`live?after=${live.body.cursor}&kind=events`), bearer);
     await get(accountPath('live?after=nonsense'), bearer);
-    for (let tries = 0; (await app.get<{ warnings: unknown[] }>(accountPath('warnings/recent'), bearer)).body.warnings.length < 8; tries += 1) {
-      if (tries > 200) throw new Error('the refused items were never recorded');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    let recorded = 0;
+    await until(
+      async () => (recorded = (await app.get<{ warnings: unknown[] }>(accountPath('warnings/recent'), bearer)).body.warnings.length) >= 8,
+      10_000,
+      () => `the refused items were never recorded: ${recorded} recent warnings, not 8`,
+    );
     await get(accountPath('warnings'), bearer);
     await get(accountPath('warnings/recent?limit=3'), bearer);
     await get(accountPath('overview'), bearer);

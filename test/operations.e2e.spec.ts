@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
 import { logFormat } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
@@ -11,6 +10,7 @@ import { startService } from '../src/server.js';
 import { adminToken, TestApp } from './support/app.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { allowConnections } from './support/event-stores.js';
+import { eventually } from './support/eventually.js';
 import { capturedLog, type LogLine } from './support/log-lines.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -119,16 +119,19 @@ describe('operations: the worker endpoint (e2e)', function () {
     await database.drop();
   });
 
-  /** The status of GET path on the worker once `until` holds for it (or the last one after 20 s). */
-  async function poll(base: string, path: string, until: (status: number) => boolean): Promise<{ status: number; body: Record<string, unknown> }> {
+  /** The status and body of GET path on the worker once `until` holds for its status, within 20 s; `output`: the worker's, for a failure. */
+  async function poll(base: string, path: string, until: (status: number) => boolean, output: () => string): Promise<{ status: number; body: Record<string, unknown> }> {
     let last = { status: 0, body: {} as Record<string, unknown> };
-    for (let i = 0; i < 200; i += 1) {
-      const response = await fetch(base + path).catch(() => null);
-      if (response) last = { status: response.status, body: (await response.json()) as Record<string, unknown> };
-      if (until(last.status)) return last;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return last;
+    return eventually(
+      async () => {
+        const response = await fetch(base + path).catch(() => null);
+        if (response) last = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+        return until(last.status) && last;
+      },
+      20_000,
+      () => `GET ${path} on the worker still answers ${last.status} ${JSON.stringify(last.body)}; its output: ${output()}`,
+      100,
+    );
   }
 
   it('serves /livez, /readyz (database reachable, the projection worker holding parts or standing by) and /metrics on WORKER_PORT, logging pretty with LOG_FORMAT=pretty', async () => {
@@ -140,16 +143,19 @@ describe('operations: the worker endpoint (e2e)', function () {
     let output = '';
     started.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     // The worker takes a free port (WORKER_PORT=0) and logs it: a pretty line, then its fields.
-    const loggedPort = async (): Promise<string> => {
-      for (const until = Date.now() + 30_000; ; await sleep(50)) {
-        const port = /projection worker started.*\n\s+port: (\d+)/.exec(output)?.[1];
-        if (port) return port;
-        if (started.exitCode !== null || Date.now() > until) throw new Error(`the worker did not log its port: ${output}`);
-      }
-    };
+    const loggedPort = (): Promise<string> =>
+      eventually(
+        () => {
+          const port = /projection worker started.*\n\s+port: (\d+)/.exec(output)?.[1];
+          if (!port && started.exitCode !== null) throw new Error(`the worker exited with ${started.exitCode} before it logged its port: ${output}`);
+          return port;
+        },
+        30_000,
+        () => `the worker did not log its port: ${output}`,
+      );
     const base = `http://127.0.0.1:${await loggedPort()}`;
 
-    const ready = await poll(base, '/readyz', (status) => status === 200);
+    const ready = await poll(base, '/readyz', (status) => status === 200, () => output);
     expect(ready, output).to.deep.equal({ status: 200, body: { status: 'ok', projectionWorker: 'active' } });
     expect((await fetch(`${base}/livez`)).status).to.equal(200);
     const metrics = await (await fetch(`${base}/metrics`)).text();
@@ -159,12 +165,12 @@ describe('operations: the worker endpoint (e2e)', function () {
 
     // The database refuses connections: not ready, but alive; ready again once it is back.
     await allowConnections(database, false);
-    const down = await poll(base, '/readyz', (status) => status === 503);
+    const down = await poll(base, '/readyz', (status) => status === 503, () => output);
     expect(down.status).to.equal(503);
     expect(down.body.error).to.equal('the database cannot be reached');
     expect((await fetch(`${base}/livez`)).status).to.equal(200);
     await allowConnections(database, true);
-    expect((await poll(base, '/readyz', (status) => status === 200)).status).to.equal(200);
+    expect((await poll(base, '/readyz', (status) => status === 200, () => output)).status).to.equal(200);
 
     // Pretty: a line per message with its level, not JSON.
     expect(output).to.match(/INFO.*projection worker started/);

@@ -9,7 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { projectRoot } from '../src/paths.js';
 import { startService } from '../src/server.js';
 import { storedTrackIds } from './support/database.js';
-import { eventually } from './support/eventually.js';
+import { eventually, until } from './support/eventually.js';
 import { sample } from './support/metrics.js';
 import { post, ServiceProcess } from './support/service-process.js';
 
@@ -61,14 +61,17 @@ describe('the service on its embedded database (e2e)', function () {
       const { licenseCode, accessToken } = account.body as { licenseCode: string; accessToken: string };
       const reply = await post(base, `/v1/accounts/${licenseCode}/users`, { userId: 'u-1', firstName: 'Ann', attributes: {} }, accessToken);
       expect(reply.status).to.equal(200);
-      const answeredAt = Date.now();
       let lead: { status: number; body: Record<string, unknown> } = { status: 0, body: {} };
-      while (Date.now() - answeredAt < 1_000) {
-        const response = await fetch(`${base}/admin/v1/accounts/${licenseCode}/leads/u-1`, { headers: { authorization: accessToken } });
-        lead = { status: response.status, body: (await response.json()) as Record<string, unknown> };
-        if (lead.status === 200) break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await until(
+        async () => {
+          const response = await fetch(`${base}/admin/v1/accounts/${licenseCode}/leads/u-1`, { headers: { authorization: accessToken } });
+          lead = { status: response.status, body: (await response.json()) as Record<string, unknown> };
+          return lead.status === 200;
+        },
+        1_000,
+        () => `lead not visible: ${lead.status} ${JSON.stringify(lead.body)}`,
+        10,
+      );
       expect(lead.status, 'lead visible within 1 s').to.equal(200);
       expect(lead.body).to.include({ userId: 'u-1', firstName: 'Ann', opt_in_sms: true, points: 0 });
 
@@ -96,7 +99,7 @@ describe('the service on its embedded database (e2e)', function () {
           .split('\n')
           .filter((line) => line.includes('"projection parts claimed"'))
           .flatMap((line) => (JSON.parse(line) as { parts: number[] }).parts);
-      for (let i = 0; i < 200 && claimed().length < 8; i += 1) await new Promise((r) => setTimeout(r, 100));
+      await until(() => claimed().length >= 8, 20_000, () => `the worker claimed ${claimed().length} parts, not 8: ${output}`);
       expect(claimed().toSorted((a, b) => a - b), output).to.have.length(8);
       expect(output, 'the worker started standing by, then took parts').to.match(/projection worker standby[\s\S]*projection worker active/);
     } finally {

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreOutage } from '../src/http/store-outage.js';
 import { Metrics } from '../src/metrics.js';
+import { until } from './support/eventually.js';
 import { capturedLog, levels, type LogLine } from './support/log-lines.js';
 
-async function until(lines: LogLine[], count: number): Promise<void> {
-  while (lines.length < count) await sleep(5);
-}
+/** The messages logged, for a failure message. */
+const messages = (lines: LogLine[]): string => lines.map((line) => line.msg).join(' / ');
 
 describe('store outage log (unit)', () => {
   it('logs an outage once when it starts, a count per period while it lasts, and its end after a quiet period', async () => {
@@ -17,7 +16,7 @@ describe('store outage log (unit)', () => {
     for (let i = 0; i < 500; i += 1) outage.refusedRequest(error, '/events');
     expect(lines.map((l) => [l.level, l.msg])).to.deep.equal([[levels.warn, 'store unavailable: requests are answered 503 until it is back']]);
 
-    await until(lines, 3);
+    await until(() => lines.length >= 3, 5_000, () => `only ${lines.length} lines logged: ${messages(lines)}`);
     expect(lines[1]).to.include({ level: levels.warn, msg: 'store still unavailable', refused: 500, lastPeriod: 500 });
     expect(lines[2]).to.include({ level: levels.info, msg: 'store outage over: no request refused since', refused: 500 });
     expect((await metrics.storeUnavailable.get()).values[0]?.value).to.equal(500);
@@ -26,6 +25,6 @@ describe('store outage log (unit)', () => {
     outage.refusedRequest(error, '/events');
     expect(lines).to.have.length(4);
     expect(lines[3]).to.include({ level: levels.warn, msg: 'store unavailable: requests are answered 503 until it is back' });
-    await until(lines, 6);
+    await until(() => lines.length >= 6, 5_000, () => `only ${lines.length} lines logged: ${messages(lines)}`);
   });
 });

@@ -10,6 +10,7 @@ import { eventsBehind } from '../projections/runner/status.js';
 import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker.js';
 import { describeEvent, lookupPageJson, planTrackLookup, readLookupPage } from '../projections/track-index/queries.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { until } from './support/eventually.js';
 
 interface StoredAt {
   stream: string;
@@ -101,13 +102,8 @@ describe('an event id stored twice: read models and audit (int)', () => {
     };
     const worker = new ProjectionWorker({ pool, store: source, log: createLogger('silent'), pollMs: 20, projections }).start();
     try {
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const behind = await eventsBehind(pool, store);
-        if (behind === 0) return;
-        if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      let behind = 0;
+      await until(async () => (behind = await eventsBehind(pool, store)) === 0, 10_000, () => `projections still ${behind} events behind`);
     } finally {
       await worker.stop();
     }

@@ -4,6 +4,7 @@ import type { ProjectionStatus, ProjectionsStatus, RebuildStatus } from '../../p
 import type { LeadPage } from '../../projections/leads/queries.js';
 import { adminToken, servedApp, type Credentials, type Reply, type TestApp } from '../support/app.js';
 import { tracking } from '../support/cli.js';
+import { eventually } from '../support/eventually.js';
 import { queued, requestError } from '../support/replies.js';
 
 /** The operator API of the projections: status, rebuild (done by the active worker) and retry. */
@@ -34,16 +35,6 @@ describe('operator API: projections (e2e)', function () {
     return found;
   };
   const post = <T>(path: string, token = admin): Promise<Reply<T>> => app.request<T>('POST', path, undefined, { authorization: token });
-
-  const until = async <T>(what: string, probe: () => Promise<T | undefined>): Promise<T> => {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const found = await probe();
-      if (found !== undefined) return found;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
 
   it('lists every projection as `tracking projections status --json` does', async () => {
     queued(await app.ingest(account, 'users', { userId: 'u-1', attributes: {} }));
@@ -76,6 +67,8 @@ describe('operator API: projections (e2e)', function () {
     await app.pool.query(`CREATE FUNCTION hold_replay() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_advisory_xact_lock_shared(${replayHoldKey}); RETURN NEW; END $$`);
     await app.pool.query(`CREATE TRIGGER hold_replay BEFORE INSERT ON leads FOR EACH ROW WHEN (NEW.profile_id = 'u-last') EXECUTE FUNCTION hold_replay()`);
+    /** The status of the leads projection last read while waiting. */
+    let last: ProjectionStatus | undefined;
     const holder = await app.pool.connect();
     try {
       await holder.query('SELECT pg_advisory_lock($1)', [replayHoldKey]);
@@ -85,10 +78,14 @@ describe('operator API: projections (e2e)', function () {
       expect(requested.body.rebuild).to.include({ state: 'requested', startedAt: null, target: null });
       expect(Date.parse(requested.body.rebuild.requestedAt as string)).to.be.closeTo(Date.now(), 60_000);
 
-      const running = await until('the rebuild to reach u-last', async () => {
-        const leads = await statusOf('leads');
-        return leads.rebuild?.state === 'running' && leads.eventsApplied === 4 ? leads : undefined;
-      });
+      const running = await eventually(
+        async () => {
+          const leads = (last = await statusOf('leads'));
+          return leads.rebuild?.state === 'running' && leads.eventsApplied === 4 ? leads : undefined;
+        },
+        20_000,
+        () => `the rebuild never reached u-last: ${JSON.stringify(last)}`,
+      );
       expect(running.rebuild).to.include({ target: 5 });
       const midway = await app.get<LeadPage>(`/admin/v1/accounts/${account.licenseCode}/leads`, admin);
       expect(midway.body.leads.map((l) => l.userId)).to.deep.equal(['u-4', 'u-3', 'u-2', 'u-1']);
@@ -103,10 +100,14 @@ describe('operator API: projections (e2e)', function () {
       holder.release();
     }
 
-    const finished = await until('the rebuild to finish', async () => {
-      const leads = await statusOf('leads');
-      return leads.rebuild?.state === 'finished' ? leads : undefined;
-    });
+    const finished = await eventually(
+      async () => {
+        const leads = (last = await statusOf('leads'));
+        return leads.rebuild?.state === 'finished' ? leads : undefined;
+      },
+      20_000,
+      () => `the rebuild never finished: ${JSON.stringify(last)}`,
+    );
     expect(finished).to.include({ eventsApplied: 5, lagEvents: 0 });
     expect(finished.rebuild).to.include({ target: 5 });
     await app.pool.query('DROP TRIGGER hold_replay ON leads');

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { QueueFullError, TrackingClosedError, type TrackingError } from '@tracking-ingestion/sdk';
 import { servedApp, type Credentials, type TestApp } from '../support/app.js';
-import { gate, outcomeNow, queuedTrackId, sdkClient, storedTimes, until } from '../support/sdk.js';
+import { until } from '../support/eventually.js';
+import { gate, outcomeNow, queuedTrackId, sdkClient, storedTimes } from '../support/sdk.js';
 import { TestProxy } from '../support/sdk-proxy.js';
 
 /** The SDK's bounded queue, flush() and close(), against the real service behind a proxy that can hold requests. */
@@ -23,7 +24,7 @@ describe('SDK queue, flush and close (e2e)', () => {
     const errors: TrackingError[] = [];
     const client = sdkClient(proxy.baseUrl, account, { flushAt: 1, maxQueueSize: 3, onError: (error) => errors.push(error) });
     const accepted = ['a', 'b', 'c'].map((name) => client.track(event(name)));
-    await until(() => proxy.seen.length === 1, 'the first batch at the proxy');
+    await until(() => proxy.seen.length === 1, 10_000, () => `the first batch at the proxy: ${proxy.seen.length} requests seen`);
     expect(client.stats()).to.deep.equal({ queued: 2, inFlight: 1, sent: 0, failed: 0, retried: 0 });
 
     const outcome = await outcomeNow(client.track(event('d')));
@@ -61,7 +62,7 @@ describe('SDK queue, flush and close (e2e)', () => {
     proxy.plan = (_request, index) => (index === 0 ? { kind: 'hold', until: held.until } : { kind: 'forward' });
     const client = sdkClient(proxy.baseUrl, account, { flushAt: 1 });
     const result = client.track(event('a'));
-    await until(() => proxy.seen.length === 1, 'the batch at the proxy');
+    await until(() => proxy.seen.length === 1, 10_000, () => `the batch at the proxy: ${proxy.seen.length} requests seen`);
     let flushed = false;
     const flush = client.flush().then(() => (flushed = true));
     // However long the proxy holds the request, flush() waits for its reply.

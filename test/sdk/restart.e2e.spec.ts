@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { ItemResult } from '@tracking-ingestion/sdk';
 import { portIsFree } from '../../src/net.js';
 import { freshDatabase, type TestDatabase } from '../support/database.js';
-import { expectEachStoredOnce, queuedTrackId, sdkClient, timesStoredByTrackId, until } from '../support/sdk.js';
+import { until } from '../support/eventually.js';
+import { expectEachStoredOnce, queuedTrackId, sdkClient, timesStoredByTrackId } from '../support/sdk.js';
 import { post, ServiceProcess } from '../support/service-process.js';
 
 const adminToken = 'sdk-restart-admin';
@@ -62,13 +63,13 @@ describe('SDK across a restart of the service (e2e)', function () {
       }
     })();
 
-    await until(() => client.stats().sent >= stopAfter, `${stopAfter} items stored`, 60_000);
+    await until(() => client.stats().sent >= stopAfter, 60_000, () => `${stopAfter} items stored: ${JSON.stringify(client.stats())}`);
     first.child.kill('SIGTERM');
     expect(await first.exited, 'exit code after SIGTERM').to.equal(0);
     const sentBeforeStop = client.stats().sent;
     expect(sentBeforeStop, 'items stored when the service stopped').to.be.below(items);
     // Batches meet the stopped service, and wait for their retries.
-    await until(() => client.stats().retried > 0, 'a batch refused by the stopped service', 30_000);
+    await until(() => client.stats().retried > 0, 30_000, () => `a batch refused by the stopped service: ${JSON.stringify(client.stats())}`);
 
     const second = ServiceProcess.start('main', env);
     service = second;

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { BatchFailedError, type TrackingError } from '@tracking-ingestion/sdk';
 import { servedApp, type Credentials, type TestApp } from '../support/app.js';
-import { queuedTrackId, sdkClient, storedTimes, until } from '../support/sdk.js';
+import { until } from '../support/eventually.js';
+import { queuedTrackId, sdkClient, storedTimes } from '../support/sdk.js';
 import { TestProxy } from '../support/sdk-proxy.js';
 
 const unavailable = { kind: 'answer', status: 503, headers: { 'retry-after': '0' }, body: { error: 'store unavailable', code: 503 } } as const;
@@ -52,7 +53,7 @@ describe('SDK retries (e2e)', () => {
     await proxy.down();
     const refused = events(4, 'b').map((event) => client.track(event));
     void client.flush();
-    await until(() => client.stats().retried >= 5, 'two retries of a refused connection');
+    await until(() => client.stats().retried >= 5, 10_000, () => `two retries of a refused connection: ${JSON.stringify(client.stats())}`);
     await proxy.up();
     await client.flush();
     const trackIds = (await Promise.all([...answered503, ...refused])).map(queuedTrackId);

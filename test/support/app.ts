@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServiceParts, type ServiceParts } from '../../src/service-parts.js';
 import { freshDatabase, type TestDatabase } from './database.js';
+import { until } from './eventually.js';
 import { EsdbTestServer } from '../../testing/esdb-test-server.js';
 import { startProjectionWorker } from '../../projections/index.js';
 import { accountBacklogs } from '../../projections/runner/status.js';
@@ -124,16 +125,19 @@ export class TestApp {
     return esdbServers.get(this.database.name) ?? null;
   }
 
-  /** Resolves once every projection has applied every stored event (read models are up to date). */
+  /** Resolves once every projection has applied every stored event (read models are up to date); checked every 10 ms, as many tests wait on it. */
   async projected(timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const lags = await accountBacklogs(this.pool, this.services.store);
-      const behind = lags.reduce((sum, lag) => sum + lag.lagEvents, 0);
-      if (behind === 0) return;
-      if (Date.now() > deadline) throw new Error(`projections still ${behind} events behind after ${timeoutMs} ms: ${JSON.stringify(lags)}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    let lags: Awaited<ReturnType<typeof accountBacklogs>> = [];
+    const behind = (): number => lags.reduce((sum, lag) => sum + lag.lagEvents, 0);
+    await until(
+      async () => {
+        lags = await accountBacklogs(this.pool, this.services.store);
+        return behind() === 0;
+      },
+      timeoutMs,
+      () => `projections still ${behind()} events behind: ${JSON.stringify(lags)}`,
+      10,
+    );
   }
 
   /** GET with the given Authorization header (default: none). */

@@ -1,7 +1,7 @@
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { until } from './eventually.js';
 import { startTcpForwarder, type TcpForwarder } from './tcp-forwarder.js';
 
 /**
@@ -263,11 +263,12 @@ export async function createIsolatedHost(name?: string): Promise<IsolatedHost> {
     async restore() {
       await ip('link', 'set', 'dev', outsideLink, 'up');
       // Each end passes packets once the kernel has marked it operational, a moment later.
-      for (const until = Date.now() + 10_000; ; await sleep(10)) {
-        const states = [await operstate(null, outsideLink), await operstate(namespace, insideLink)];
-        if (states.every((state) => state === 'UP')) return;
-        if (Date.now() > until) throw new Error(`the link of the isolated host ${name} is not up 10 s after it was brought up: ${states.join(', ')}`);
-      }
+      let states: string[] = [];
+      await until(
+        async () => (states = [await operstate(null, outsideLink), await operstate(namespace, insideLink)]).every((state) => state === 'UP'),
+        10_000,
+        () => `the link of the isolated host ${name} is still not up since it was brought up: ${states.join(', ')}`,
+      );
     },
 
     async destroy() {

@@ -69,15 +69,6 @@ export async function outcomeNow<T>(promise: Promise<T>): Promise<Outcome<T>> {
   }
 }
 
-/** Resolves once `condition()` holds, checking every 10 ms; fails naming `what` after `timeoutMs`. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`still waiting after ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A gate a proxy can hold requests on: `open()` lets them through. */
 export function gate(): { until: Promise<void>; open(): void } {
   let open!: () => void;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { projectRoot } from '../../src/paths.js';
+import { until } from './eventually.js';
 
 /** The lines the service and the worker log once they listen, with the port they took. */
 const listeningLines = new Set(['tracking ingestion service listening', 'projection worker started']);
@@ -75,21 +75,31 @@ export class ServiceProcess {
 
   /** Waits for a log line, failing if the process exits first or `ms` pass. */
   async waitForLine(msg: string, ms = 30_000): Promise<void> {
-    for (const until = Date.now() + ms; !this.logged(msg); await sleep(20)) {
-      if (!this.running) throw new Error(`exited with ${this.child.exitCode ?? this.child.signalCode} before logging '${msg}': ${this.errorOutput}`);
-      if (Date.now() > until) throw new Error(`'${msg}' not logged within ${ms} ms; the last lines: ${this.lines.slice(-8).map((l) => l.msg).join(' / ')}`);
-    }
+    await until(
+      () => {
+        if (this.logged(msg)) return true;
+        if (!this.running) throw new Error(`exited with ${this.child.exitCode ?? this.child.signalCode} before logging '${msg}': ${this.errorOutput}`);
+        return false;
+      },
+      ms,
+      () => `'${msg}' not logged; the last lines: ${this.lines.slice(-8).map((l) => l.msg).join(' / ')}`,
+    );
   }
 
   /** Waits until the service listens and /healthz answers 200. */
   async waitForHealth(ms = 60_000): Promise<void> {
-    const until = Date.now() + ms;
+    const started = Date.now();
     await this.waitForLine('tracking ingestion service listening', ms);
-    for (; ; await sleep(50)) {
-      if (!this.running) throw new Error(`exited with ${this.child.exitCode ?? this.child.signalCode}: ${this.errorOutput}`);
-      if (await fetch(`${this.base}/healthz`).then((r) => r.ok, () => false)) return;
-      if (Date.now() > until) throw new Error(`not healthy within ${ms} ms`);
-    }
+    let status = 0;
+    await until(
+      async () => {
+        if (!this.running) throw new Error(`exited with ${this.child.exitCode ?? this.child.signalCode}: ${this.errorOutput}`);
+        status = await fetch(`${this.base}/healthz`).then((r) => r.status, () => 0);
+        return status >= 200 && status < 300;
+      },
+      Math.max(0, ms - (Date.now() - started)),
+      () => `not healthy within ${ms} ms (/healthz: ${status || 'no answer'})`,
+    );
   }
 
   /** Ends the process if a test left it running: SIGTERM, then SIGKILL if it has not exited within 10 s (stuck at its heap limit, say). */
