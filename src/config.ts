@@ -40,6 +40,8 @@ export interface Config {
   otherEndpointsPerMinute: number;
   /** A database query unanswered for this long fails, and the request gets 503. */
   queryTimeoutMs: number;
+  /** How long the leads list counts its total exactly before PostgreSQL's estimate answers instead (LEADS_EXACT_COUNT_MS). */
+  leadsExactCountMs: number;
   logLevel: string;
   /** Whether `npm start` also runs the projection workers (PROJECTIONS=off: API only). */
   runProjections: boolean;
@@ -107,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
     queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),
+    leadsExactCountMs: Math.max(1, intSetting(env, 'LEADS_EXACT_COUNT_MS', 50)),
     logLevel: env.LOG_LEVEL || 'info',
     runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
     projectionBatchSize: env.PROJECTION_BATCH_SIZE ? Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 1)) : undefined,

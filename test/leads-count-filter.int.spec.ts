@@ -4,6 +4,7 @@ import { exactCountCap } from '../projections/leads/count.js';
 import { listLeadsSql } from '../projections/leads/queries-sql.js';
 import { accountIdOf } from './support/account-replay.js';
 import { servedApp, type Credentials, type Reply, type TestApp } from './support/app.js';
+import { sleep, until } from './support/eventually.js';
 
 type Page = { leads: { userId: string | null; anonymousId: string | null }[]; nextCursor: string | null; total: { count: number; exact: boolean } };
 
@@ -36,7 +37,9 @@ describe('leads list past the exact count and the list walk (int)', function () 
   let app: TestApp;
   let account: Credentials;
   let accountId: string;
-  servedApp((started) => ({ app, account } = started), { scope: 'suite' });
+  // Long enough for any count here on a loaded machine, short enough for the test that holds a lock.
+  const countBudgetMs = 1_000;
+  servedApp((started) => ({ app, account } = started), { scope: 'suite', config: { leadsExactCountMs: countBudgetMs } });
 
   before(async () => {
     const other = await app.account('other');
@@ -67,7 +70,13 @@ describe('leads list past the exact count and the list walk (int)', function () 
       await locker.query('LOCK TABLE leads IN ACCESS EXCLUSIVE MODE');
       const reply = get('attribute=cohort&value=c7');
       const whole = get('attribute=tier&value=rare&limit=100');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Both counts wait for the lock; once they are seen waiting, they have their budget, and more.
+      await until(
+        async () => (await app.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT count(*)::int AS leads%'")).rows[0]?.n === 2,
+        10_000,
+        () => 'the counts are not waiting for the lock',
+      );
+      await sleep(countBudgetMs + 300);
       await locker.query('COMMIT');
       const { status, body } = await reply;
       expect(status).to.equal(200);

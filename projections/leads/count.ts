@@ -14,8 +14,6 @@ export interface LeadTotal {
 
 /** Leads counted one by one at most: above it, the total is an estimate. */
 export const exactCountCap = 10_000;
-/** How long the exact count may take before the estimate answers instead (a rare short `q` reads many rows). */
-export const exactCountMs = 50;
 
 /** PostgreSQL's code of a statement cancelled by statement_timeout. */
 const queryCanceled = '57014';
@@ -30,9 +28,10 @@ function planRows(plan: unknown): number {
 
 /**
  * `filters`: the parameters of the list's filters after the account ($1), in listLeadsSql's order
- * (kind, pattern, attribute candidates).
+ * (kind, pattern, attribute candidates). `exactCountMs`: how long the exact count may take before the
+ * estimate answers instead (a rare short `q` reads many rows); LEADS_EXACT_COUNT_MS, 50 by default.
  */
-export async function countLeads(pool: Pool, shape: CountShape, accountId: string, filters: unknown[]): Promise<LeadTotal> {
+export async function countLeads(pool: Pool, shape: CountShape, accountId: string, filters: unknown[], exactCountMs: number): Promise<LeadTotal> {
   let counted: number | null = null;
   try {
     counted = await inTransaction(pool, async (client) => {

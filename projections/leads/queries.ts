@@ -132,6 +132,8 @@ export interface LeadListOptions {
   attribute?: AttributeFilter;
   limit: number;
   cursor?: Cursor;
+  /** How long the total is counted exactly at most (count.ts). */
+  exactCountMs: number;
 }
 
 /** A page of the leads list and the list's total (count.ts). */
@@ -144,7 +146,7 @@ export async function findLeads(pool: Pool, accountId: string, options: LeadList
   const matchValues = [...(q !== null ? [q] : []), ...(candidates !== null ? [candidates] : [])];
   const [page, total] = await Promise.all([
     pageOfLeads(pool, { ...filters, cursor: options.cursor !== undefined }, [accountId, options.limit + 1, ...kind], matchValues, term, options),
-    countLeads(pool, filters, accountId, [...kind, ...matchValues]),
+    countLeads(pool, filters, accountId, [...kind, ...matchValues], options.exactCountMs),
   ]);
   // A first page with nothing after it holds the whole list: its length is the count, however long counting took.
   if (!total.exact && options.cursor === undefined && page.nextCursor === null) return { ...page, total: { count: page.leads.length, exact: true } };

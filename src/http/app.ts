@@ -120,7 +120,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   // Before the account routes: operator credentials only, also for the rebuild of one account.
   app.use('/admin/v1', projectionRoutes({ credentials, pool, store }));
   app.use('/admin/v1/accounts/:license', tokenRoutes(credentials, pool));
-  app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store }));
+  app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store, config }));
   app.use('/admin/v1', adminRoutes(credentials, pool));
   app.use(dashboardRoutes());
   // Once every route is defined: each path parameter is checked before its route runs.

@@ -14,6 +14,7 @@ import {
   readLookupPage,
 } from '../../projections/track-index/queries.js';
 import { decodeCursorOf, encodeCursorOf, replyBudgetBytes } from '../../projections/reply-bytes.js';
+import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
 import type { EventStore } from '../eventstore/port.js';
 import { activityRoutes } from './activity-routes.js';
@@ -68,9 +69,10 @@ export interface ReadRouteParts {
   credentials: Credentials;
   pool: Pool;
   store: EventStore;
+  config: Pick<Config, 'leadsExactCountMs'>;
 }
 
-export function readRoutes({ credentials, pool, store }: ReadRouteParts): Router {
+export function readRoutes({ credentials, pool, store, config }: ReadRouteParts): Router {
   const router = Router({ mergeParams: true });
   router.use(serverTiming);
   router.use(accountReadAuth(credentials));
@@ -83,7 +85,7 @@ export function readRoutes({ credentials, pool, store }: ReadRouteParts): Router
     if (kindText !== undefined && !leadKinds.includes(kindText)) throw badRequest('kind must be known or anonymous');
     const kind = kindText as LeadKind | undefined;
     const attribute = attributeFilterOf(req);
-    res.json(await findLeads(pool, accountOf(res).id, { q, kind, attribute, limit: limitOf(req), cursor }));
+    res.json(await findLeads(pool, accountOf(res).id, { q, kind, attribute, limit: limitOf(req), cursor, exactCountMs: config.leadsExactCountMs }));
   });
 
   const leadOf = async (req: Request, res: Response): Promise<Lead> => {
