@@ -160,7 +160,10 @@ describe('the tracking command (e2e)', function () {
   it('refuses --account without a value, with another action, or naming no account, and changes nothing then', async () => {
     queued(await app.ingest(account, 'users', { userId: 'u1', attributes: {} }));
     await accountsProjected(app, [await accountIdOf(app, account)]);
-    const cursors = await cursorsOf(app.pool, await accountIdOf(app, account));
+    // What a rebuild would reset: the cursors' rows and their counts. (A worker may still note the
+    // account caught up, moving a cursor's times and checkpoint past events of other types.)
+    const applied = async () => (await cursorsOf(app.pool, await accountIdOf(app, account))).map((c) => [c.projection, c.events_applied]);
+    const cursors = await applied();
     const missing = await tracking(app, 'projections', 'rebuild', 'leads', '--account');
     expect(missing.code).to.equal(2);
     expect(missing.stderr).to.contain("Option '--account <value>' argument missing").and.contain('projections rebuild <name|all> [--account <license|id>]');
@@ -174,7 +177,7 @@ describe('the tracking command (e2e)', function () {
     const unknown = await tracking(app, 'projections', 'rebuild', 'leads', '--account', 'ffffffffffffffffffffffff');
     expect(unknown.code).to.equal(1);
     expect(unknown.stderr).to.contain('no account with the license code or id ffffffffffffffffffffffff');
-    expect(await cursorsOf(app.pool, await accountIdOf(app, account))).to.deep.equal(cursors);
+    expect(await applied()).to.deep.equal(cursors);
   });
 
   it('rebuilds in its own process when no worker is running', async () => {
