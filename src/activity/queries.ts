@@ -108,9 +108,10 @@ const bucketOf = (row: ActivityRow): ActivityBucket => ({
  * would show in one list and not in the other.
  */
 export async function activityCounts(pool: Pool, accountId: string): Promise<{ perMinute: ActivityBucket[]; perHour: ActivityBucket[] }> {
+  // One after the other: a connection runs one query at a time (pg deprecates queuing a second).
   const [minutes, hours] = await inTransaction(
     pool,
-    (client) => Promise.all([client.query<ActivityRow>(sql.countsPerMinute, [accountId]), client.query<ActivityRow>(sql.countsPerHour, [accountId])]),
+    async (client) => [await client.query<ActivityRow>(sql.countsPerMinute, [accountId]), await client.query<ActivityRow>(sql.countsPerHour, [accountId])] as const,
     { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' },
   );
   return { perMinute: minutes.rows.map(bucketOf), perHour: hours.rows.map(bucketOf) };
