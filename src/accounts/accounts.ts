@@ -5,8 +5,6 @@ import { insertAccount, selectAccounts, selectByLicense, selectByLicenseOrId } f
 import type { Account } from './account.js';
 import { insertNewToken } from './tokens.js';
 
-export type { Account } from './account.js';
-
 export interface CreatedAccount extends Account {
   /** Shown once at creation; only its hash is stored. */
   accessToken: string;
