@@ -56,6 +56,7 @@ export async function startService(config: Config, log: Logger, { ownSession = f
   });
   const { port, address } = await listen(server, config.port, config.host);
   log.info({ address, port }, 'tracking ingestion service listening');
+  services.erasures.start();
   if (!config.adminToken) log.warn('ADMIN_TOKEN is not set: POST /admin/v1/accounts answers 401, so accounts can be created only with `tracking accounts create`');
   const forgetKeys = setInterval(() => {
     services.idempotency.forgetExpired().catch((error: unknown) => log.warn({ err: error }, 'expired idempotency keys not deleted'));
@@ -80,7 +81,8 @@ export async function startService(config: Config, log: Logger, { ownSession = f
       const force = setTimeout(() => server.closeAllConnections(), 15_000);
       await closed;
       clearTimeout(force);
-      // The workers read the store: they stop before it closes.
+      // The workers and the erasures read the store: they stop before it closes.
+      await services.erasures.stop();
       await projections?.stop();
       await services.store.close();
       // The last second of ingest activity is written while the pool is still open.

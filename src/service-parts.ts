@@ -9,6 +9,8 @@ import type { AppParts } from './http/app.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
 import { IdentityMap } from './ingest/identity-map.js';
 import { IdempotencyKeys } from './ingest/idempotency.js';
+import { SuppressedIds } from './ingest/suppressed.js';
+import { ErasureRunner } from './erasure/runner.js';
 import { Validator } from './ingest/validation.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
@@ -18,6 +20,7 @@ import { Metrics } from './metrics.js';
  * the few they use, src/http/app.ts) and what the process itself drives (src/server.ts).
  */
 export interface ServiceParts extends AppParts {
+  erasures: ErasureRunner;
   /** Emits 'appended' after each committed append batch, with its accounts, so that projection workers look at once. */
   appends: EventEmitter<{ appended: [accountIds: readonly string[]] }>;
 }
@@ -35,11 +38,13 @@ export function createServiceParts(config: Config, pool: Pool, log: Logger, metr
     metrics,
     appends,
     store,
-    commands: { store, validator: new Validator(), registry: new AttributeTypeRegistry(pool), identities: new IdentityMap(pool) },
+    commands: { store, validator: new Validator(), registry: new AttributeTypeRegistry(pool), identities: new IdentityMap(pool), suppressed: new SuppressedIds(pool) },
     idempotency: new IdempotencyKeys(pool),
     accounts: new AccountDirectory(pool, undefined, log),
     sessions: new SessionStore(pool, config.adminToken),
     // Written once a second; close() before the pool ends.
     activity: new IngestActivity(pool, log, {}, metrics),
+    // Started and stopped by the process (src/server.ts), so that a CLI using these parts runs none.
+    erasures: new ErasureRunner({ pool, store, log: log.child({ component: 'erasure' }) }),
   };
 }

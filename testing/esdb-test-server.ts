@@ -126,6 +126,13 @@ export class EsdbTestServer {
     return this.log.size;
   }
 
+  /** Every stored byte of the log's events as text: stream names, data and metadata, to search for what must not be kept. */
+  storedText(): string {
+    return this.log.events
+      .map((event) => `${event.stream}\n${Buffer.from(event.data).toString('utf8')}\n${Buffer.from(event.customMetadata).toString('utf8')}`)
+      .join('\n');
+  }
+
   /**
    * true (default): repeated writes are recognised as the server does (esdb-log.ts). false: ids are
    * not checked, every write is stored (as a repeat the server no longer remembers).

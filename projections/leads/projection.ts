@@ -20,7 +20,9 @@ export const leadsProjection: Projection = {
   eventTypes: ['UserUpserted', 'ProfilesMerged'],
   tables: ['leads', 'lead_merges'],
 
-  async apply(db: Db, events: RecordedEvent[]): Promise<void> {
+  async apply(db: Db, batch: RecordedEvent[]): Promise<void> {
+    // An erased person's events leave no lead (docs/decisions.md, Erasure).
+    const events = batch.filter((event) => !event.erased);
     if (events.length === 0) return;
     const keys = leadKeysOf(events);
     const merges = keys.anonymous.length

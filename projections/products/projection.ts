@@ -26,6 +26,8 @@ export const productsProjection: Projection = {
     const products = new Map<string, ProductChange>();
     const productEvents = [];
     for (const event of events) {
+      // What an erased person sent leaves no trace here (docs/decisions.md, Erasure).
+      if (event.erased) continue;
       const accountId = event.metadata.accountId;
       if (event.type === 'ProductSubmitted') {
         const data = event.data;

@@ -1,3 +1,4 @@
+import { keyCacheMs } from '../../src/eventstore/person-keys.js';
 import { defaultPageBytes, maxEventsAhead, type EventStore, type ReadAllResult, type ReadFilter } from '../../src/eventstore/port.js';
 
 /** What a projection runner reads the event store with. */
@@ -8,6 +9,8 @@ interface Page {
   /** Bytes of data and events of the page, once read. */
   bytes: number;
   events: number;
+  /** Until when the page may be handed out: its events were opened with keys read then (below). */
+  until: number;
 }
 
 /**
@@ -17,7 +20,9 @@ interface Page {
  * the last event looked at), so runners that start together keep meeting on the same pages.
  *
  * A kept page stays a correct answer: the catch-up read returns only transactions older than any
- * still running, so nothing can later appear before or among its events.
+ * still running, so nothing can later appear before or among its events. It is kept no longer than
+ * a process keeps a person's key (person-keys.ts): a page read before an erasure holds the person's
+ * opened data, and a rebuild after it must read them as erased.
  */
 export class SharedCatchUp implements CatchUpSource {
   private readonly pages = new Map<string, Page>();
@@ -39,9 +44,13 @@ export class SharedCatchUp implements CatchUpSource {
     const maxBytes = filter.maxBytes ?? defaultPageBytes;
     const key = `${filter.accountId ?? ''}|${limit}|${maxBytes}|${checkpoint ?? ''}`;
     let page = this.pages.get(key);
+    if (page && page.until <= Date.now() && page.events > 0) {
+      this.forget(key, page);
+      page = undefined;
+    }
     if (!page) {
       const read = this.store.readAll(checkpoint, limit, { maxBytes, ...(filter.accountId !== undefined && { accountId: filter.accountId }) });
-      const created: Page = { read, bytes: 0, events: 0 };
+      const created: Page = { read, bytes: 0, events: 0, until: Date.now() + keyCacheMs };
       page = created;
       this.pages.set(key, created);
       read.then(
@@ -72,9 +81,13 @@ export class SharedCatchUp implements CatchUpSource {
       if ((this.keptBytes <= this.maxBytes && this.keptEvents <= this.maxEvents) || old === page) break;
       // Still being read: counted once it is.
       if (old.events === 0) continue;
-      this.pages.delete(key);
-      this.keptBytes -= old.bytes;
-      this.keptEvents -= old.events;
+      this.forget(key, old);
     }
+  }
+
+  private forget(key: string, page: Page): void {
+    this.pages.delete(key);
+    this.keptBytes -= page.bytes;
+    this.keptEvents -= page.events;
   }
 }

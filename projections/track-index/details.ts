@@ -27,6 +27,11 @@ export function previewOf(payload: object): string {
 
 /** The name, the person, the product and the payload's start of one stored event. */
 export function liveDetailsOf(event: RecordedEvent): LiveDetails {
+  // An erased person's item keeps its ids (what the auditor sees), not its name or payload.
+  if (event.erased) {
+    const ids: { userId?: string | null; anonymousId?: string; productId?: string } = event.data;
+    return { item_name: null, user_id: ids.userId ?? null, anonymous_id: ids.anonymousId ?? null, product_id: ids.productId ?? null, preview: null };
+  }
   switch (event.type) {
     case 'UserUpserted': {
       const { attributes } = event.data;

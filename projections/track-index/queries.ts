@@ -173,6 +173,8 @@ export function describeEvent(event: AuditedEvent): Record<string, unknown> {
     metadata: event.metadata,
     ...(event.alsoStoredAt && { alsoStoredAt: event.alsoStoredAt }),
     ...(event.repeatOf && { repeatOf: event.repeatOf }),
+    // The person was erased: the personal fields of `data` are empty, and this says by what.
+    ...(event.erased && { erasedBy: event.erased }),
   };
 }
 

@@ -13,7 +13,8 @@ export const userEventsProjection: Projection = {
   async apply(db: Db, events: RecordedEvent[]): Promise<void> {
     // The runner passes only EventTracked events (eventTypes); narrowing on type gives their data.
     const rows = events.flatMap((event) => {
-      if (event.type !== 'EventTracked') return [];
+      // An erased person's events leave no row (docs/decisions.md, Erasure).
+      if (event.type !== 'EventTracked' || event.erased) return [];
       const data = event.data;
       const row = {
         event_id: event.id,

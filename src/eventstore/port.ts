@@ -36,7 +36,18 @@ export type RecordedEvent<E extends TrackingEvent = TrackingEvent> = E & {
   globalPosition: number;
   metadata: EventMetadata;
   recordedAt: string;
+  /**
+   * Set when the event's person was erased (docs/decisions.md, Erasure): its personal fields read
+   * empty, and only its ids, type and times remain. Projections of people skip it.
+   */
+  erased?: ErasedMark;
 };
+
+/** Which erasure made an event unreadable, and when (null: its key is gone and nothing says why). */
+export interface ErasedMark {
+  erasureId: string | null;
+  erasedAt: string | null;
+}
 
 /**
  * The event store could not take or answer a call now: unreachable, not answering in time, not

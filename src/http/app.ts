@@ -3,6 +3,7 @@ import type { AccountDirectory } from '../accounts/directory.js';
 import type { SessionStore } from '../accounts/sessions.js';
 import type { IngestActivity } from '../activity/recorder.js';
 import type { Config } from '../config.js';
+import type { ErasureRunner } from '../erasure/runner.js';
 import type { Pool } from '../db/pool.js';
 import type { EventStore } from '../eventstore/port.js';
 import type { UserCommandDeps } from '../ingest/users.js';
@@ -26,6 +27,7 @@ import { sessionRoutes } from './session-routes.js';
 import { tokenRoutes } from './token-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
+import { erasureRoutes } from './erasure-routes.js';
 import { bodyExcerpt } from './body.js';
 import type { Account } from '../accounts/account.js';
 import type { Endpoint } from '../ingest/request.js';
@@ -68,6 +70,8 @@ export interface AppParts {
   sessions: SessionStore;
   /** What each account's ingest accepted and rejected. */
   activity: IngestActivity;
+  /** Carries out erasure requests: woken by each new one (the process starts and stops it). */
+  erasures: Pick<ErasureRunner, 'wake'>;
 }
 
 export function createApp(parts: AppParts, options: AppOptions = {}): Express {
@@ -114,6 +118,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
 
   app.use(opsRoutes({ config, store, pool, metrics }, isShuttingDown));
   app.use(openApiRoutes());
+  app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake() }));
   app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
   app.use('/admin/v1', checkQuery);
   app.use('/admin/v1', sessionRoutes(credentials));

@@ -58,6 +58,11 @@ export function accountOf(res: Response): Account {
   return res.locals.account as Account;
 }
 
+/** Who made an account-scoped call, for the audit trail: `operator`, `access token <id>` or `account session`. */
+export function callerOf(res: Response): string {
+  return typeof res.locals.caller === 'string' ? res.locals.caller : 'unknown';
+}
+
 /** The session of the request's cookie (null without a live one), checked against a foreign Origin. */
 async function cookieSession(req: Request, sessions: SessionStore): Promise<Session | null> {
   const id = sessionIdOf(req);
@@ -149,6 +154,7 @@ export function accountReadAuth(credentials: Credentials): RequestHandler {
     const account = await credentials.accounts.find(license);
     if (!account) throw notFound('unknown license code');
     res.locals.account = account;
+    res.locals.caller = 'operator';
   };
   return async (req: Request, res: Response, next: NextFunction) => {
     const license = req.params.license;
@@ -166,6 +172,7 @@ export function accountReadAuth(credentials: Credentials): RequestHandler {
         throw forbidden('this access token has scope ingest: it may post items but not read; use a token of scope ingest+read');
       }
       res.locals.account = found.account;
+      res.locals.caller = `access token ${found.tokenId}`;
       return next();
     }
     const session = await cookieSession(req, credentials.sessions);
@@ -176,6 +183,7 @@ export function accountReadAuth(credentials: Credentials): RequestHandler {
     }
     if (session.account.licenseCode !== license) throw forbidden("this session belongs to another account");
     res.locals.account = session.account;
+    res.locals.caller = 'account session';
     next();
   };
 }

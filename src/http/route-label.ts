@@ -1,3 +1,5 @@
+import { isEndpoint } from '../ingest/request.js';
+
 /**
  * The route label of a request, for metrics and logs: its route pattern, worked out from the path
  * alone, so that a request gets the same label whether it was answered 200, 401 or 404 (express
@@ -15,6 +17,8 @@ export const routePatterns: readonly string[] = [
   '/v1/accounts/:license/productsevents/bulk',
   '/admin/v1/session',
   '/admin/v1/accounts',
+  '/v1/accounts/:license/erasures',
+  '/v1/accounts/:license/erasures/:id',
   '/admin/v1/accounts/:license/tokens',
   '/admin/v1/accounts/:license/tokens/:id',
   '/admin/v1/accounts/:license/leads',
@@ -52,7 +56,8 @@ const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.ma
 /** Ingest endpoint of a route pattern (`users/bulk`), the label of the ingest item counters. */
 export function ingestEndpointOf(route: string): string | null {
   const match = /^\/v1\/accounts\/:license\/(.+)$/.exec(route);
-  return match ? (match[1] as string) : null;
+  // The erasure requests share the prefix; they are no ingest endpoint.
+  return match && isEndpoint(match[1] as string) ? (match[1] as string) : null;
 }
 
 export function routeLabel(path: string): string {

@@ -2,6 +2,7 @@ import type { EventStore, NewEvent } from '../eventstore/port.js';
 import { EventsTooLargeError } from '../eventstore/too-large.js';
 import { ItemTooLargeError } from './errors.js';
 import type { Endpoint } from './request.js';
+import type { SuppressedSet, SuppressionList } from './suppressed.js';
 import type { ItemResult } from './results.js';
 import type { Validator } from './validation.js';
 
@@ -14,7 +15,14 @@ export type EventAppender = Pick<EventStore, 'append'>;
 export interface CommandDeps {
   store: EventAppender;
   validator: Validator;
+  /** Ids whose items are refused (erasures with suppress: true); none when absent. */
+  suppressed?: SuppressionList;
 }
+
+const noneSuppressed: SuppressedSet = new Set();
+
+/** The account's suppressed ids, read once per request. */
+export const suppressedOf = (deps: CommandDeps, accountId: string): Promise<SuppressedSet> => deps.suppressed?.of(accountId) ?? Promise.resolve(noneSuppressed);
 
 /**
  * Appends the events of every accepted item and answers each item in order: one atomic unit on

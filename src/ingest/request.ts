@@ -1,7 +1,13 @@
 import { schemaVersion, type EventMetadata } from '../eventstore/events.js';
 import type { TrackIds } from './track-ids.js';
 
-export type Endpoint = 'users' | 'users/bulk' | 'events' | 'events/bulk' | 'products' | 'products/bulk' | 'productsevents' | 'productsevents/bulk';
+export const endpoints = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'] as const;
+
+export type Endpoint = (typeof endpoints)[number];
+
+const endpointNames: ReadonlySet<string> = new Set(endpoints);
+
+export const isEndpoint = (name: string): name is Endpoint => endpointNames.has(name);
 
 /** What a command knows about the request it serves. */
 export interface IngestContext {

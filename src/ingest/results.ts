@@ -4,7 +4,7 @@ export type ItemResult =
   | { status: 'error'; message: string; reason: RejectReason; field: string };
 
 /** Why an item is rejected: a label for metrics (rejected items by reason). */
-export type RejectReason = 'schema' | 'identity' | 'datetime' | 'attribute_type' | 'merge_conflict' | 'merge_limit';
+export type RejectReason = 'schema' | 'identity' | 'datetime' | 'attribute_type' | 'merge_conflict' | 'merge_limit' | 'suppressed';
 
 /**
  * The field a rejection is about, as Warnings groups them: a top-level field of the item

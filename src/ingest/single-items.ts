@@ -1,6 +1,7 @@
 import { personStream, streams, type EventOf, type EventType } from '../eventstore/events.js';
 import type { NewEvent } from '../eventstore/port.js';
-import { appendDecisions, type CommandDeps, type Decision } from './decisions.js';
+import { appendDecisions, suppressedOf, type CommandDeps, type Decision } from './decisions.js';
+import { suppressedIdentity, type SuppressedSet } from './suppressed.js';
 import { checkIdentities, emptyProductIdMessage, isEmptyProductId } from './identifiers.js';
 import { metadataFor, type IngestContext } from './request.js';
 import { rejected, type ItemResult } from './results.js';
@@ -101,26 +102,27 @@ export type SingleItemEndpoint = keyof typeof singleItemRules;
 
 const productIdOf = (item: unknown): unknown => (typeof item === 'object' && item !== null ? (item as { productId?: unknown }).productId : undefined);
 
-function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown, index: number): Decision {
+function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown, index: number, suppressed: SuppressedSet): Decision {
   if (rule.productId === 'first' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema', 'productId');
   const validation = deps.validator.validate(rule.schema, item);
   if (!validation.ok) return rejected(validation.message, 'schema', validation.field);
   // The schema holds: the item has the shape of Item.
   const valid = item as Item;
   if (rule.productId === 'after schema' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema', 'productId');
-  const identity = checkIdentities(rule.identities(valid));
+  const ids = rule.identities(valid);
+  const identity = checkIdentities(ids) ?? suppressedIdentity(suppressed, ids);
   if (identity) return identity;
   const trackId = ctx.trackIds(index);
   const event: NewEvent = { ...rule.event(valid, ctx), id: trackId, stream: rule.stream(ctx.accountId, valid), metadata: metadataFor(ctx, trackId) };
   return { trackId, events: [event] };
 }
 
-type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown, index: number) => Decision;
+type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown, index: number, suppressed: SuppressedSet) => Decision;
 
 const deciders: Record<SingleItemEndpoint, Decide> = {
-  events: (deps, ctx, item, index) => decide(singleItemRules.events, deps, ctx, item, index),
-  products: (deps, ctx, item, index) => decide(singleItemRules.products, deps, ctx, item, index),
-  productsevents: (deps, ctx, item, index) => decide(singleItemRules.productsevents, deps, ctx, item, index),
+  events: (deps, ctx, item, index, suppressed) => decide(singleItemRules.events, deps, ctx, item, index, suppressed),
+  products: (deps, ctx, item, index, suppressed) => decide(singleItemRules.products, deps, ctx, item, index, suppressed),
+  productsevents: (deps, ctx, item, index, suppressed) => decide(singleItemRules.productsevents, deps, ctx, item, index, suppressed),
 };
 
 /**
@@ -128,9 +130,10 @@ const deciders: Record<SingleItemEndpoint, Decide> = {
  * stores the events of those that pass in one append: one result per item, in order.
  */
 export async function ingestItems(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
+  const suppressed = await suppressedOf(deps, ctx.accountId);
   return appendDecisions(
     deps.store,
-    items.map((item, index) => deciders[endpoint](deps, ctx, item, index)),
+    items.map((item, index) => deciders[endpoint](deps, ctx, item, index, suppressed)),
     ctx.endpoint,
   );
 }

@@ -3,7 +3,8 @@ import type { NewEvent } from '../eventstore/port.js';
 import { systemDateTimes } from '../spec/system-attributes.js';
 import { classifyAttributes, type AttributeType } from './attributes.js';
 import { typeConflict, type AttributeTypeRegistry, type AttributeTypes } from './attribute-registry.js';
-import { appendDecisions, type CommandDeps, type Decision } from './decisions.js';
+import { appendDecisions, suppressedOf, type CommandDeps, type Decision } from './decisions.js';
+import { suppressedIdentity, type SuppressedSet } from './suppressed.js';
 import { checkIdentities } from './identifiers.js';
 import { maxMergedIdsPerUser, type IdentityMap } from './identity-map.js';
 import { metadataFor, type IngestContext } from './request.js';
@@ -32,11 +33,12 @@ export interface UserCommandDeps extends CommandDeps {
   identities: Pick<IdentityMap, 'claim'>;
 }
 
-function prepare(deps: UserCommandDeps, item: unknown, index: number): Prepared | ItemResult {
+function prepare(deps: UserCommandDeps, item: unknown, index: number, suppressed: SuppressedSet): Prepared | ItemResult {
   const validation = deps.validator.validate('user', item);
   if (!validation.ok) return rejected(validation.message, 'schema', validation.field);
   const user = item as UserItem;
-  const identity = checkIdentities({ userId: user.userId, anonymousId: user.anonymousId });
+  const ids = { userId: user.userId, anonymousId: user.anonymousId };
+  const identity = checkIdentities(ids) ?? suppressedIdentity(suppressed, ids);
   if (identity) return identity;
   const classified = classifyAttributes(user.attributes);
   if (typeof classified === 'string') return rejected(classified, 'datetime', 'attributes');
@@ -110,7 +112,8 @@ export async function admitByTypes(
  * requests racing for the same new key, where the loser's merge claim stays for its retry).
  */
 export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
-  const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index));
+  const suppressed = await suppressedOf(deps, ctx.accountId);
+  const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index, suppressed));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
   const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
   const merges = new Map<number, NewEvent>();

@@ -7,7 +7,7 @@ import { fieldPath } from './field-path.js';
 import { unstorableValue } from './storable.js';
 import { dateTimeHint, dateTimeProblem, toUtcInstant } from './timestamps.js';
 
-export type SchemaName = 'user' | 'event' | 'product' | 'product-event';
+export type SchemaName = 'user' | 'event' | 'product' | 'product-event' | 'erasure-request';
 
 // ajv-formats is CommonJS: under NodeNext its plugin is the `default` of the module object.
 const addFormats = ajvFormats.default;
@@ -94,7 +94,7 @@ export class Validator {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
       ajv.addSchema(JSON.parse(readFileSync(join(dir, file), 'utf8')) as object);
     }
-    for (const name of ['user', 'event', 'product', 'product-event'] as const) {
+    for (const name of ['user', 'event', 'product', 'product-event', 'erasure-request'] as const) {
       const validate = ajv.getSchema(`${name}.json`);
       if (!validate) throw new Error(`schemas/${name}.json is missing`);
       this.validators.set(name, validate);

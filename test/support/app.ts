@@ -7,6 +7,10 @@ import { createApp } from '../../src/http/app.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { createServiceParts, type ServiceParts } from '../../src/service-parts.js';
+import { fromStored } from '../../src/eventstore/events.js';
+import { PersonKeys } from '../../src/eventstore/person-keys.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { openEvents } from '../../src/eventstore/sealed-store.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { until } from './eventually.js';
 import { EsdbTestServer } from '../../testing/esdb-test-server.js';
@@ -89,6 +93,7 @@ export class TestApp {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as AddressInfo;
+    services.erasures.start();
     let workers = null;
     if (shared?.projections) {
       const started = startProjectionWorker({
@@ -111,6 +116,7 @@ export class TestApp {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
+    await this.services.erasures.stop();
     await this.workers?.stop();
     await this.services.store.close();
     await this.services.activity.close();
@@ -183,15 +189,33 @@ export class TestApp {
    * On EventStoreDB the catch-up read may answer an empty page before its subscription has delivered
    * what is stored, so the count comes first from a direct read of `$all` (backlog counts the
    * service's event types, the types the catch-up read is filtered to) and pages are read until
-   * they hold that many.
+   * they hold that many. Either way the events come opened (personal fields as sent), as the
+   * service reads them; `sealedEvents` gives them as stored.
    */
+  /** The rows of the Postgres store's events table, as stored: personal fields sealed. */
+  async sealedEvents(): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<StoredEvent>(
+      `SELECT global_position, stream_name, stream_position, event_id, event_type, data, metadata
+       FROM events ORDER BY global_position`,
+    );
+    return rows;
+  }
+
   async events(): Promise<StoredEvent[]> {
     if (!this.services.config.eventStoreUrl) {
-      const { rows } = await this.pool.query<StoredEvent>(
-        `SELECT global_position, stream_name, stream_position, event_id, event_type, data, metadata
-         FROM events ORDER BY global_position`,
+      const rows = await this.sealedEvents();
+      const opened = await openEvents(
+        new PersonKeys(this.pool),
+        rows.map((row) => ({
+          id: row.event_id,
+          stream: row.stream_name,
+          streamPosition: row.stream_position,
+          globalPosition: row.global_position,
+          recordedAt: '',
+          ...fromStored({ type: row.event_type, data: row.data, metadata: row.metadata }),
+        })),
       );
-      return rows;
+      return rows.map((row, i) => ({ ...row, data: (opened[i] as RecordedEvent).data }));
     }
     const stored = await this.services.store.backlog(null);
     if (stored.atLeast) throw new Error(`more than ${stored.events} events stored: too many to read for a test`);

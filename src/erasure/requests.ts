@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool } from '../db/pool.js';
+import * as sql from './sql.js';
+
+export type ErasureState = 'pending' | 'done' | 'failed';
+
+/** What an erasure removed, once done. */
+export interface ErasureCounts {
+  /** Keys erased: the person's, and those of the anonymous ids merged into them. */
+  keys: number;
+  /** Stored events of the person, now unreadable (their trackIDs, types and times remain). */
+  events: number;
+  /** Leads removed from the read model. */
+  leads: number;
+  /** Refused items (Ingestion warnings) deleted because they named the person. */
+  rejectedItems: number;
+  /** Recorded Idempotency-Key replies deleted because they named the person. */
+  idempotencyReplies: number;
+}
+
+/** An erasure request as the API shows it (docs/api.md, Erasure). */
+export interface Erasure {
+  id: string;
+  userId: string | null;
+  anonymousId: string | null;
+  suppress: boolean;
+  requestedBy: string;
+  requestedAt: string;
+  state: ErasureState;
+  doneAt: string | null;
+  counts: ErasureCounts | null;
+  error: string | null;
+}
+
+/** An erasure as the runner holds it. */
+export interface ErasureJob extends Erasure {
+  accountId: string;
+  keysErasedAt: string | null;
+  attempts: number;
+}
+
+export interface ErasureRow {
+  id: string;
+  account_id: string;
+  user_id: string | null;
+  anonymous_id: string | null;
+  suppress: boolean;
+  requested_by: string;
+  requested_at: Date;
+  state: ErasureState;
+  keys_erased_at: Date | null;
+  done_at: Date | null;
+  counts: ErasureCounts | null;
+  error: string | null;
+  attempts: number;
+}
+
+export function jobOf(row: ErasureRow): ErasureJob {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    userId: row.user_id,
+    anonymousId: row.anonymous_id,
+    suppress: row.suppress,
+    requestedBy: row.requested_by,
+    requestedAt: row.requested_at.toISOString(),
+    state: row.state,
+    doneAt: row.done_at?.toISOString() ?? null,
+    counts: row.counts,
+    error: row.error,
+    keysErasedAt: row.keys_erased_at?.toISOString() ?? null,
+    attempts: row.attempts,
+  };
+}
+
+/** An erasure as the API shows it: without the runner's bookkeeping. */
+export function erasureOf(row: ErasureRow): Erasure {
+  const job = jobOf(row);
+  return {
+    id: job.id,
+    userId: job.userId,
+    anonymousId: job.anonymousId,
+    suppress: job.suppress,
+    requestedBy: job.requestedBy,
+    requestedAt: job.requestedAt,
+    state: job.state,
+    doneAt: job.doneAt,
+    counts: job.counts,
+    error: job.error,
+  };
+}
+
+export interface ErasureRequest {
+  userId?: string;
+  anonymousId?: string;
+  suppress?: boolean;
+}
+
+/** Records an erasure request; the runner (runner.ts) carries it out. */
+export async function requestErasure(pool: Pool, accountId: string, request: ErasureRequest, requestedBy: string): Promise<Erasure> {
+  const { rows } = await pool.query<ErasureRow>(sql.insertErasure, [
+    randomUUID(),
+    accountId,
+    request.userId ?? null,
+    request.anonymousId ?? null,
+    request.suppress === true,
+    requestedBy,
+  ]);
+  await pool.query(`NOTIFY ${erasureChannel}`);
+  return erasureOf(rows[0] as ErasureRow);
+}
+
+/** Where runners hear of new requests at once (they also look every few seconds). */
+export const erasureChannel = 'erasure_requested';
+
+export async function findErasure(pool: Pool, accountId: string, id: string): Promise<Erasure | null> {
+  const { rows } = await pool.query<ErasureRow>(sql.erasureOfAccount, [accountId, id]);
+  return rows[0] ? erasureOf(rows[0]) : null;
+}
+
+export interface ErasurePage {
+  erasures: Erasure[];
+  nextCursor: string | null;
+}
+
+/** The account's erasures, the latest first; `cursor` is a page's nextCursor. */
+export async function listErasures(pool: Pool, accountId: string, limit: number, cursor?: { requestedAt: string; id: string }): Promise<ErasurePage> {
+  const { rows } = await pool.query<ErasureRow>(sql.erasuresOfAccount, [accountId, cursor?.requestedAt ?? null, cursor?.id ?? null, limit + 1]);
+  const erasures = rows.slice(0, limit).map(erasureOf);
+  const last = erasures.at(-1);
+  const nextCursor = rows.length > limit && last ? Buffer.from(JSON.stringify([last.requestedAt, last.id])).toString('base64url') : null;
+  return { erasures, nextCursor };
+}
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export const isErasureId = (text: string): boolean => uuidShape.test(text);
+
+/** A list cursor, or null when it is not one listErasures gave out. */
+export function decodeErasureCursor(text: string): { requestedAt: string; id: string } | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 2) return null;
+    const [requestedAt, id] = value as unknown[];
+    if (typeof requestedAt !== 'string' || Number.isNaN(Date.parse(requestedAt)) || typeof id !== 'string' || !isErasureId(id)) return null;
+    return { requestedAt, id };
+  } catch {
+    return null;
+  }
+}

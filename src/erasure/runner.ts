@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { projections as allProjections } from '../../projections/index.js';
+import { liveWorkers } from '../../projections/runner/claims-sql.js';
+import type { Projection } from '../../projections/runner/projection.js';
+import { accountCaughtUp, rebuildAccount } from '../../projections/runner/rebuild.js';
+import { ProjectionWorker } from '../../projections/runner/worker.js';
+import type { Pool } from '../db/pool.js';
+import { keyCacheMs } from '../eventstore/person-keys.js';
+import { eraseKeys } from '../eventstore/person-keys-sql.js';
+import type { EventStore } from '../eventstore/port.js';
+import { personIds } from '../eventstore/sealing.js';
+import type { Logger } from '../logger.js';
+import { jobOf, type ErasureCounts, type ErasureJob, type ErasureRow } from './requests.js';
+import * as sql from './sql.js';
+
+/**
+ * After erasing keys, the runner waits this long before it rebuilds: every process has then
+ * dropped the keys it had read (person-keys.ts), and so its caches of opened events.
+ */
+export const settleMs = keyCacheMs + 1_000;
+
+/** An attempt that fails is tried again this much later, up to maxAttempts in all. */
+const retryMs = 5_000;
+const maxAttempts = 5;
+
+export interface ErasureRunnerOptions {
+  pool: Pool;
+  store: EventStore;
+  log: Logger;
+  projections?: readonly Projection[];
+  /** How long a claim lasts unless renewed (renewed every third of it while the erasure runs). */
+  leaseMs?: number;
+  /** How often pending erasures are looked for (a request in this process wakes the runner at once). */
+  pollMs?: number;
+  settleMs?: number;
+}
+
+/** The people an erasure names, as keys know them, and the ids that name them. */
+interface Persons {
+  users: string[];
+  anonymous: string[];
+  keys: string[];
+  /** The ids as JSON strings and quoted '...': how excerpts, replies and messages hold them. */
+  needles: string[];
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Carries out erasure requests (docs/decisions.md, Erasure): a durable job each, claimed under a
+ * lease by whichever service process looks first, and taken over by another when its process dies.
+ * Every step can be done again: an attempt that was cut off is simply run again.
+ */
+export class ErasureRunner {
+  private readonly owner = `erasure-${randomUUID()}`;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly settleMs: number;
+  private readonly projections: readonly Projection[];
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(private readonly options: ErasureRunnerOptions) {
+    this.leaseMs = options.leaseMs ?? 15_000;
+    this.pollMs = options.pollMs ?? 2_000;
+    this.settleMs = options.settleMs ?? settleMs;
+    this.projections = options.projections ?? allProjections;
+  }
+
+  start(): this {
+    this.running ??= this.loop();
+    return this;
+  }
+
+  /** Looks for pending erasures now. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let claimed: ErasureJob[] = [];
+      try {
+        const { rows } = await this.options.pool.query<ErasureRow>(sql.claimErasures, [this.owner, this.leaseMs]);
+        claimed = rows.map(jobOf);
+      } catch (error) {
+        this.options.log.warn({ err: error }, 'could not look for pending erasures');
+      }
+      if (claimed.length > 0) await this.runAccount(claimed);
+      else await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.pollMs);
+        this.wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakeUp = null;
+    }
+  }
+
+  /** Runs the claimed erasures of one account together: one settle wait, one rebuild, one vacuum. */
+  private async runAccount(jobs: ErasureJob[]): Promise<void> {
+    const { pool, log } = this.options;
+    const ids = jobs.map((job) => job.id);
+    const renew = setInterval(() => void pool.query(sql.renewLeases, [this.owner, ids, this.leaseMs]).catch(() => undefined), this.leaseMs / 3);
+    const accountId = (jobs[0] as ErasureJob).accountId;
+    try {
+      const started = Date.now();
+      const persons = new Map<string, Persons>();
+      const counts = new Map<string, ErasureCounts>();
+      for (const job of jobs) {
+        const named = await this.personsOf(job);
+        persons.set(job.id, named);
+        if (job.suppress) await pool.query(sql.suppressIds, [accountId, [...(job.userId === null ? [] : [personIds.user(job.userId)]), ...(job.anonymousId === null ? [] : [personIds.anonymous(job.anonymousId)])], job.id]);
+        counts.set(job.id, {
+          keys: 0,
+          events: (await pool.query<{ events: number }>(sql.eventsOfPersons, [accountId, named.users, named.anonymous])).rows[0]?.events ?? 0,
+          // Counted before the keys go; on a later attempt after the rebuild, there are none left to count.
+          leads: job.counts?.leads ?? (await pool.query<{ leads: number }>(sql.leadsOfPersons, [accountId, named.users, named.anonymous])).rows[0]?.leads ?? 0,
+          rejectedItems: 0,
+          idempotencyReplies: 0,
+        });
+      }
+      const eraseAll = async (): Promise<void> => {
+        for (const job of jobs) {
+          const erased = (await pool.query<{ erased: number }>(eraseKeys, [accountId, (persons.get(job.id) as Persons).keys, job.id])).rows[0]?.erased ?? 0;
+          (counts.get(job.id) as ErasureCounts).keys += erased;
+        }
+      };
+      await eraseAll();
+      const { rows } = await pool.query<{ keys_erased_at: Date; now: Date }>(sql.markKeysErased, [ids]);
+      const first = Math.min(...rows.map((r) => r.keys_erased_at.getTime()));
+      const now = rows[0]?.now.getTime() ?? first;
+      // Until no process can hold the keys; items sealed meanwhile with keys made anew (the
+      // person was met again before any process knew) are erased by the second pass.
+      await sleep(Math.max(0, first + this.settleMs - now));
+      await eraseAll();
+      await this.rebuild(accountId);
+      for (const job of jobs) {
+        const { needles } = persons.get(job.id) as Persons;
+        const jobCounts = counts.get(job.id) as ErasureCounts;
+        jobCounts.rejectedItems = (await pool.query<{ deleted: number }>(sql.deleteRejectedItems, [accountId, needles])).rows[0]?.deleted ?? 0;
+        jobCounts.idempotencyReplies = (await pool.query<{ deleted: number }>(sql.deleteIdempotencyReplies, [accountId, needles])).rows[0]?.deleted ?? 0;
+      }
+      await this.vacuum();
+      for (const job of jobs) await pool.query(sql.markDone, [job.id, counts.get(job.id)]);
+      log.info({ accountId, erasures: ids, seconds: (Date.now() - started) / 1000 }, 'erasures done');
+    } catch (error) {
+      const attempts = Math.max(...jobs.map((job) => job.attempts));
+      const reason = error instanceof Error ? error.message : String(error);
+      log.warn({ err: error, accountId, erasures: ids, attempts }, 'erasure attempt failed');
+      await (attempts >= maxAttempts ? pool.query(sql.markFailed, [ids, reason]) : pool.query(sql.releaseForRetry, [ids, retryMs])).catch(() => undefined);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /** The people of an erasure: its user and every anonymous id merged into them, and its anonymous id. */
+  private async personsOf(job: ErasureJob): Promise<Persons> {
+    const users = job.userId === null ? [] : [job.userId];
+    const merged = users.length === 0 ? [] : (await this.options.pool.query<{ anonymous_id: string }>(sql.mergedAnonymousIds, [job.accountId, users])).rows.map((r) => r.anonymous_id);
+    const anonymous = [...new Set([...(job.anonymousId === null ? [] : [job.anonymousId]), ...merged])];
+    return {
+      users,
+      anonymous,
+      keys: [...users.map(personIds.user), ...anonymous.map(personIds.anonymous)],
+      needles: [...users, ...anonymous].flatMap((id) => [JSON.stringify(id), `'${id}'`]),
+    };
+  }
+
+  /** Rebuilds the account's read models and waits until they are caught up (with a worker of its own when none runs). */
+  private async rebuild(accountId: string): Promise<void> {
+    const { pool, store, log } = this.options;
+    // Met later, the account's events are read as they are then: erased.
+    if (!(await pool.query<{ projected: boolean }>(sql.accountProjected, [accountId])).rows[0]?.projected) return;
+    const live = (await pool.query<{ live: number }>(liveWorkers)).rows[0]?.live ?? 0;
+    const worker = live === 0 ? new ProjectionWorker({ pool, store, log, projections: this.projections, lanes: 2 }).start() : null;
+    try {
+      await rebuildAccount(pool, this.projections, accountId);
+      while (!(await accountCaughtUp(pool, this.projections, accountId))) {
+        if (this.stopped) throw new Error('stopped before the rebuild was done');
+        await sleep(200);
+      }
+    } finally {
+      await worker?.stop();
+    }
+  }
+
+  /**
+   * Removes the old versions of the rows deleted or changed, once no snapshot can still see them:
+   * until then VACUUM would keep them.
+   */
+  private async vacuum(): Promise<void> {
+    const { pool } = this.options;
+    const xid = (await pool.query<{ xid: string }>(sql.currentXid)).rows[0]?.xid ?? '0';
+    const until = Date.now() + 60_000;
+    while (Date.now() < until && ((await pool.query<{ older: number }>(sql.olderSnapshots, [xid])).rows[0]?.older ?? 0) > 0) await sleep(200);
+    // VACUUM takes as long as the tables need, beyond the pool's statement timeout.
+    const client = await pool.connect();
+    try {
+      await client.query('SET statement_timeout = 0');
+      await client.query({ text: `VACUUM ${sql.vacuumedTables.join(', ')}`, query_timeout: 0 } as { text: string });
+    } finally {
+      await client.query('RESET statement_timeout').catch(() => undefined);
+      client.release();
+    }
+  }
+}

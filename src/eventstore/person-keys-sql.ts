@@ -1,0 +1,37 @@
+/** The statements of person keys (migrations: erasure). */
+
+/**
+ * Makes the keys of people who have none (in person order, so that two requests making keys of the
+ * same new people wait for each other instead of deadlocking) and returns the current key of each:
+ * those made now, and those that were there before the statement began. A key made by another
+ * transaction meanwhile is in neither; the caller reads it again.
+ */
+export const ensureKeys = `
+WITH wanted AS (
+  SELECT person_id, key FROM unnest($2::text[], $3::bytea[]) AS w(person_id, key)
+), made AS (
+  INSERT INTO person_keys (account_id, person_id, key)
+  SELECT $1, person_id, key FROM wanted ORDER BY person_id
+  ON CONFLICT (account_id, person_id) WHERE erased_at IS NULL DO NOTHING
+  RETURNING key_id, person_id, key
+)
+SELECT key_id, person_id, key FROM made
+UNION ALL
+SELECT key_id, person_id, key FROM person_keys
+WHERE account_id = $1 AND person_id = ANY($2::text[]) AND erased_at IS NULL`;
+
+export const currentKeys = `
+SELECT key_id, person_id, key FROM person_keys
+WHERE account_id = $1 AND person_id = ANY($2::text[]) AND erased_at IS NULL`;
+
+export const keysById = `
+SELECT key_id, account_id, key, erasure_id, erased_at FROM person_keys WHERE key_id = ANY($1::bigint[])`;
+
+/** Erases the current keys of people: returns how many. */
+export const eraseKeys = `
+WITH erased AS (
+  UPDATE person_keys SET key = NULL, erasure_id = $3, erased_at = now()
+  WHERE account_id = $1 AND person_id = ANY($2::text[]) AND erased_at IS NULL
+  RETURNING key_id
+)
+SELECT count(*)::int AS erased FROM erased`;

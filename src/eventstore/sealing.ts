@@ -1,0 +1,111 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { EventType, TrackingEvent } from './events.js';
+
+/**
+ * Crypto-shredding (docs/decisions.md, Erasure): the personal fields of every event that names a
+ * person are stored sealed with that person's key (AES-256-GCM), and erasing the person deletes
+ * the key. What stays readable is what an auditor needs: the ids, the type, the times and the
+ * product.
+ */
+
+/** The fields sealed of each event type; the others (ids, eventTimeUtc, productId) stay readable. */
+export const sealedFields = {
+  UserUpserted: ['profile', 'attributes', 'attributeTypes', 'instants'],
+  // Nothing personal beyond the ids, but sealed (an empty box) so that it reads as erased with its person.
+  ProfilesMerged: [],
+  EventTracked: ['eventName', 'eventTime', 'eventData'],
+  ProductSubmitted: ['properties'],
+  ProductEventTracked: ['eventName', 'eventTime', 'eventData'],
+} as const satisfies { [T in EventType]: readonly string[] };
+
+/** What an erased event's sealed fields read as: empty, of their type's shape. */
+const erasedValues: { [T in EventType]: Record<string, unknown> } = {
+  UserUpserted: { profile: {}, attributes: {}, attributeTypes: {}, instants: {} },
+  ProfilesMerged: {},
+  EventTracked: { eventName: '', eventTime: null, eventData: {} },
+  ProductSubmitted: { properties: {} },
+  ProductEventTracked: { eventName: '', eventTime: null, eventData: {} },
+};
+
+/** A person of an account, as keys are kept: `u:<userId>` or `a:<anonymousId>`. */
+export type PersonId = string;
+
+export const personIds = {
+  user: (userId: string): PersonId => `u:${userId}`,
+  anonymous: (anonymousId: string): PersonId => `a:${anonymousId}`,
+};
+
+/**
+ * The person whose key seals an event: its userId when it has one (a known user's events, merges
+ * and products events), else its anonymousId; null for an event that names nobody (a product
+ * submitted without a user), which is stored as sent.
+ */
+export function personOf(event: TrackingEvent): PersonId | null {
+  const data: { userId?: string | null; anonymousId?: string } = event.data;
+  if (typeof data.userId === 'string') return personIds.user(data.userId);
+  if (typeof data.anonymousId === 'string') return personIds.anonymous(data.anonymousId);
+  return null;
+}
+
+/** The sealed box as stored in an event's data, under `sealed`. */
+export interface SealedBox {
+  /** The key's id (person_keys.key_id). */
+  k: number;
+  /** 1 when the plaintext was deflated before sealing. */
+  z?: 1;
+  /** base64 of iv (12 bytes), tag (16 bytes) and ciphertext. */
+  b: string;
+}
+
+export const isSealedBox = (value: unknown): value is SealedBox =>
+  typeof value === 'object' && value !== null && typeof (value as { k?: unknown }).k === 'number' && typeof (value as { b?: unknown }).b === 'string';
+
+// Deflating pays where the fields are large: sealed as base64 they would take 4/3 of their bytes,
+// and an event just under the body limit would no longer fit one EventStoreDB write.
+const deflateFromBytes = 512;
+
+/** Binds a box to its event: moved to another event or account, it does not open. */
+const associatedData = (accountId: string, eventId: string): Buffer => Buffer.from(`${accountId}/${eventId}`);
+
+export const newKey = (): Buffer => randomBytes(32);
+
+/** The event's data with its sealed fields replaced by a box sealed with `key`. */
+export function seal(
+  event: TrackingEvent & { id: string; metadata: { accountId: string } },
+  key: { id: number; key: Buffer },
+): Record<string, unknown> {
+  const data: Record<string, unknown> = { ...event.data };
+  const fields: Record<string, unknown> = {};
+  for (const field of sealedFields[event.type]) {
+    if (field in data) fields[field] = data[field];
+    delete data[field];
+  }
+  const json = Buffer.from(JSON.stringify(fields));
+  const deflate = json.length >= deflateFromBytes;
+  const plain = deflate ? deflateRawSync(json) : json;
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key.key, iv);
+  cipher.setAAD(associatedData(event.metadata.accountId, event.id));
+  const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
+  const box: SealedBox = { k: key.id, ...(deflate && { z: 1 as const }), b: Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64') };
+  data.sealed = box;
+  return data;
+}
+
+/** The sealed fields of a box, opened with its key; throws when the box was not sealed for this event. */
+export function open(box: SealedBox, key: Buffer, accountId: string, eventId: string): Record<string, unknown> {
+  const bytes = Buffer.from(box.b, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
+  decipher.setAAD(associatedData(accountId, eventId));
+  decipher.setAuthTag(bytes.subarray(12, 28));
+  const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
+  return JSON.parse((box.z === 1 ? inflateRawSync(plain) : plain).toString('utf8')) as Record<string, unknown>;
+}
+
+/** Stored data with its box replaced by the fields it holds, or by empty ones when its key is erased. */
+export function unsealedData(type: EventType, stored: Record<string, unknown>, fields: Record<string, unknown> | null): Record<string, unknown> {
+  const readable = { ...stored };
+  delete readable.sealed;
+  return { ...readable, ...(fields ?? erasedValues[type]) };
+}
