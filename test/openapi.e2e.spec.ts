@@ -135,6 +135,23 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     await get(accountPath('overview'));
   });
 
+  it('describes erasure: the request, its state, the list, and an erased event in the track lookup', async () => {
+    const trackID = (await ingest('events', { userId: 'u-erase', eventName: 'gone', eventData: { note: 'private' } })).body as { response: { trackID: string } };
+    const path = `/v1/accounts/${account.licenseCode}/erasures`;
+    const requested = await call<{ id: string; state: string }>('POST', path, { userId: 'u-erase' }, { authorization: bearer });
+    expect(requested.status).to.equal(202);
+    await call('POST', path, { nobody: 'x' }, { authorization: bearer });
+    await get(`${path}/${requested.body.id}`, bearer);
+    await get(`${path}/00000000-0000-4000-8000-000000000000`, bearer);
+    await get(`${path}?limit=1`, admin);
+    await get(`${path}?limit=0`, bearer);
+    await until(async () => (await app.get<{ state: string }>(`${path}/${requested.body.id}`, bearer)).body.state === 'done', 60_000, () => 'the erasure never finished');
+    await get(`${path}/${requested.body.id}`, bearer);
+    await app.projected();
+    const lookup = await get<{ events: { erasedBy?: unknown }[] }>(accountPath(`track/${trackID.response.trackID}`), bearer);
+    expect(lookup.body.events[0]?.erasedBy).to.deep.include({ erasureId: requested.body.id });
+  });
+
   it('describes the projections calls', async () => {
     const idle = await TestApp.start();
     try {

@@ -23,7 +23,7 @@ const read = (path: string, operationId: string, summary: string, description: s
 });
 
 /** The 429 of an address that has presented too many wrong admin tokens (docs/decisions.md, Sessions and credentials). */
-const wrongAdminTokens: JsonObject = {
+export const wrongAdminTokens: JsonObject = {
   description:
     'Too many wrong admin tokens from this address: 20 within 10 minutes, at operator sign-in and in the `Authorization` header of any call that takes the admin token, counted together. ' +
     'Refused even with the right admin token until the window ends; access tokens and sessions are not affected.',
@@ -35,7 +35,7 @@ const wrongAdminTokens: JsonObject = {
  * What every call that takes the admin token can also answer: 429 (above), and 400 for a path
  * parameter holding a NUL character (the license code is looked up as any unknown one: 401 or 404).
  */
-const takingAdminToken = (operations: OperationDoc[]): OperationDoc[] =>
+export const takingAdminToken = (operations: OperationDoc[]): OperationDoc[] =>
   operations.map((operation) => ({
     ...operation,
     responses: { ...(/[:*](?!license\b)\w+/.test(operation.path) ? { 400: responseRef('BadRequest') } : {}), 429: wrongAdminTokens, ...operation.responses },

@@ -4,6 +4,7 @@ import { projectRoot } from '../paths.js';
 import { projections } from '../../projections/index.js';
 import { accountOperations, projectionOperations, readOperations, sessionOperations } from './admin-operations.js';
 import { headers, parameters, responseRef, responses, securitySchemes } from './components.js';
+import { erasureOperations, erasureSchemas } from './erasure-operations.js';
 import { ingestOperations } from './ingest-operations.js';
 import { itemSchemas } from './item-schemas.js';
 import type { JsonObject } from './json.js';
@@ -20,6 +21,7 @@ import { serviceOperations } from './service-operations.js';
 
 export const operations: readonly OperationDoc[] = [
   ...ingestOperations,
+  ...erasureOperations,
   ...sessionOperations,
   ...accountOperations,
   ...readOperations,
@@ -37,9 +39,9 @@ function pathParameterOf(name: string, path: string): JsonObject {
     case 'license':
       return { $ref: '#/components/parameters/license' };
     case 'id':
-      return path.includes('/tokens/')
-        ? pathParameter('id', 'The id of the access token (from the token list).', { type: 'string', format: 'uuid' })
-        : pathParameter('id', 'The userId or anonymousId of the lead.');
+      if (path.includes('/tokens/')) return pathParameter('id', 'The id of the access token (from the token list).', { type: 'string', format: 'uuid' });
+      if (path.includes('/erasures/')) return pathParameter('id', 'The id of the erasure.', { type: 'string', format: 'uuid' });
+      return pathParameter('id', 'The userId or anonymousId of the lead.');
     case 'trackID':
       return pathParameter('trackID', 'A trackID of an ingest reply.', { type: 'string', format: 'uuid' });
     case 'eventId':
@@ -106,6 +108,7 @@ function operationObject(operation: OperationDoc): JsonObject {
 
 const tags: JsonObject[] = [
   { name: 'Ingest', description: 'Items posted by SDK clients (users, events, products, product events; singly or in bulk): each reply comes once the item is stored.' },
+  { name: 'Erasure', description: "Erasing a person on request (GDPR art. 17, CCPA): their personal values become unreadable everywhere, with an audit trail; new items naming them may be refused." },
   { name: 'Sessions', description: "The dashboard's sign-in: an HttpOnly session cookie." },
   { name: 'Accounts', description: 'Operators: accounts and their first access token.' },
   { name: 'Access tokens', description: "An account's access tokens: up to 20 active, each with a label and a scope." },
@@ -136,7 +139,7 @@ export function openApiDocument(): JsonObject {
     tags,
     paths,
     components: {
-      schemas: { ...itemSchemas(), ...replySchemas, ...readSchemas },
+      schemas: { ...itemSchemas(), ...replySchemas, ...readSchemas, ...erasureSchemas },
       responses,
       parameters,
       headers,

@@ -99,6 +99,10 @@ const repeatFields = {
     description: 'Only on an event id the store holds more than once (EventStoreDB may: docs/eventstoredb.md): where its later copies are, oldest first. The event is shown once, at its first copy.',
   },
   repeatOf: { ...schemaRef('StoredAt'), description: "Only on a later copy of an event id, in a stream's events: where its first copy is." },
+  erasedBy: {
+    ...closedObject({ erasureId: orNull('string', { format: 'uuid' }), erasedAt: orNull('string', { format: 'date-time' }) }),
+    description: 'Only on an event of an erased person: the erasure that made its personal fields unreadable (they show empty), and when (docs/api.md, Erasure).',
+  },
 };
 const metadataDescription = 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).';
 
