@@ -6,7 +6,7 @@ import { bulkResults, queued, requestError, storesNothing } from '../support/rep
 const mib = 1024 * 1024;
 
 /**
- * Text that deflating cannot shrink much: random printable ASCII (without `"` and `\\`, so that it
+ * Text that deflating cannot shrink much: random printable ASCII (without `"` and `\`, so that it
  * is a JSON string as it is). The personal fields of a stored event are deflated, then sealed and
  * written as base64, so such text grows by about a tenth on its way into the store, where
  * repeated text would shrink to almost nothing.
