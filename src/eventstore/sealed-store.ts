@@ -1,6 +1,6 @@
 import { fromStored } from './events.js';
 import type { PersonKeys, SealingKey } from './person-keys.js';
-import { asStoreUnavailable, type AccountsScan, AppendedEvent, Backlog, BacklogQuery, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
+import { asStoreUnavailable, defaultPageBytes, type AccountsScan, AppendedEvent, Backlog, BacklogQuery, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
 import { isSealedBox, open, personOf, seal, unsealedData } from './sealing.js';
 
 /**
@@ -25,11 +25,19 @@ export class SealedEventStore implements EventStore {
 
   async readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult> {
     const result = await this.inner.readAll(checkpoint, limit, filter);
-    return { ...result, events: await this.openAll(result.events) };
+    const budget = filter?.maxBytes ?? defaultPageBytes;
+    const opened = await openEvents(this.keys, result.events, { budget, storedBytes: result.bytes });
+    if (!opened.cut) return { ...result, events: opened.events, bytes: result.bytes + opened.grownBytes };
+    // Opened, the page would weigh more than it may: it is read again, as long as what fits, so
+    // that its checkpoint is the store's own, just past its last event.
+    const fewer = await this.inner.readAll(checkpoint, opened.events.length, filter);
+    const same = fewer.events.length === opened.events.length && fewer.events.every((event, i) => event.id === opened.events[i]?.id);
+    const events = same ? opened : await openEvents(this.keys, fewer.events);
+    return { ...fewer, events: events.events, bytes: fewer.bytes + events.grownBytes, atEnd: false };
   }
 
   async readStream(stream: string, fromPosition?: number, limit?: number): Promise<RecordedEvent[]> {
-    return this.openAll(await this.inner.readStream(stream, fromPosition, limit));
+    return (await openEvents(this.keys, await this.inner.readStream(stream, fromPosition, limit))).events;
   }
 
   backlog(checkpoint: string | null, filter?: ReadFilter): Promise<Backlog> {
@@ -83,33 +91,57 @@ export class SealedEventStore implements EventStore {
       return { ...event, data: seal(event, key) } as NewEvent;
     });
   }
-
-  private openAll(events: RecordedEvent[]): Promise<RecordedEvent[]> {
-    return openEvents(this.keys, events);
-  }
 }
 
-/** Stored events with their boxes opened, or marked erased where their key is gone. */
-export async function openEvents(keys: Pick<PersonKeys, 'forOpening'>, events: RecordedEvent[]): Promise<RecordedEvent[]> {
+/** Events opened, and how many bytes more than stored their data now weighs. */
+export interface OpenedEvents {
+  events: RecordedEvent[];
+  grownBytes: number;
+  /** true when the budget was spent before the last event: `events` holds those opened before. */
+  cut: boolean;
+}
+
+/**
+ * Stored events with their boxes opened, or marked erased where their key is gone. `budget`: the
+ * bytes the page may weigh once opened (`storedBytes` is what it weighs as stored): deflated
+ * fields can open to far more than they took, and the opening stops (past the first event) before
+ * the page would pass it, so that memory stays bounded in bytes.
+ */
+export async function openEvents(
+  keys: Pick<PersonKeys, 'forOpening'>,
+  events: RecordedEvent[],
+  { budget = Infinity, storedBytes = 0 }: { budget?: number; storedBytes?: number } = {},
+): Promise<OpenedEvents> {
   const boxOf = (event: RecordedEvent): unknown => (event.data as Record<string, unknown>).sealed;
   const keyIds = events.flatMap((event) => {
     const box = boxOf(event);
     return isSealedBox(box) ? [box.k] : [];
   });
-  if (keyIds.length === 0) return events;
+  if (keyIds.length === 0) return { events, grownBytes: 0, cut: false };
   const found = await keys.forOpening(keyIds);
-  return events.map((event) => {
+  const opened: RecordedEvent[] = [];
+  let grownBytes = 0;
+  for (const event of events) {
     const box = boxOf(event);
-    if (!isSealedBox(box)) return event;
+    if (!isSealedBox(box)) {
+      opened.push(event);
+      continue;
+    }
     const stored = event.data as Record<string, unknown>;
     const key = found.get(box.k);
     const accountId = event.metadata.accountId;
     if (key && 'key' in key && key.accountId === accountId) {
-      const opened = fromStored({ type: event.type, data: unsealedData(event.type, stored, open(box, key.key, accountId, event.id)), metadata: event.metadata });
-      return { ...event, data: opened.data } as RecordedEvent;
+      const { fields, bytes } = open(box, key.key, accountId, event.id);
+      const grown = bytes - box.b.length;
+      if (opened.length > 0 && storedBytes + grownBytes + grown > budget) return { events: opened, grownBytes, cut: true };
+      grownBytes += grown;
+      const data = fromStored({ type: event.type, data: unsealedData(event.type, stored, fields), metadata: event.metadata }).data;
+      opened.push({ ...event, data } as RecordedEvent);
+      continue;
     }
     const erased = key && 'erased' in key && key.accountId === accountId ? key.erased : { erasureId: null, erasedAt: null };
-    const shown = fromStored({ type: event.type, data: unsealedData(event.type, stored, null), metadata: event.metadata });
-    return { ...event, data: shown.data, erased } as RecordedEvent;
-  });
+    const data = fromStored({ type: event.type, data: unsealedData(event.type, stored, null), metadata: event.metadata }).data;
+    opened.push({ ...event, data, erased } as RecordedEvent);
+  }
+  return { events: opened, grownBytes, cut: false };
 }

@@ -93,14 +93,18 @@ export function seal(
   return data;
 }
 
-/** The sealed fields of a box, opened with its key; throws when the box was not sealed for this event. */
-export function open(box: SealedBox, key: Buffer, accountId: string, eventId: string): Record<string, unknown> {
+/**
+ * The sealed fields of a box, opened with its key, and the bytes of their JSON text; throws when
+ * the box was not sealed for this event.
+ */
+export function open(box: SealedBox, key: Buffer, accountId: string, eventId: string): { fields: Record<string, unknown>; bytes: number } {
   const bytes = Buffer.from(box.b, 'base64');
   const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
   decipher.setAAD(associatedData(accountId, eventId));
   decipher.setAuthTag(bytes.subarray(12, 28));
   const plain = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
-  return JSON.parse((box.z === 1 ? inflateRawSync(plain) : plain).toString('utf8')) as Record<string, unknown>;
+  const json = box.z === 1 ? inflateRawSync(plain) : plain;
+  return { fields: JSON.parse(json.toString('utf8')) as Record<string, unknown>, bytes: json.length };
 }
 
 /** Stored data with its box replaced by the fields it holds, or by empty ones when its key is erased. */

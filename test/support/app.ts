@@ -215,7 +215,7 @@ export class TestApp {
           ...fromStored({ type: row.event_type, data: row.data, metadata: row.metadata }),
         })),
       );
-      return rows.map((row, i) => ({ ...row, data: (opened[i] as RecordedEvent).data }));
+      return rows.map((row, i) => ({ ...row, data: (opened.events[i] as RecordedEvent).data }));
     }
     const stored = await this.services.store.backlog(null);
     if (stored.atLeast) throw new Error(`more than ${stored.events} events stored: too many to read for a test`);
