@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { accountsCommand } from './accounts.js';
 import { auditCommand } from './audit.js';
 import { CliError } from './context.js';
+import { eraseCommand, erasuresCommand } from './erase.js';
 import { importCommand } from './import.js';
 import { importUsage, importUsageLine } from './import-options.js';
 import { projectionsCommand } from './projections.js';
@@ -23,6 +24,13 @@ const usage = `usage: tracking <command> [--json]
                                   a new access token (printed once); ingest posts items only
   accounts revoke-token <license> <id>
                                   revoke one access token (not the account's last active one)
+  erase --account <license|id> [--user <userId>] [--anonymous <anonymousId>] [--suppress] [--no-wait]
+                                  erase a person (by either id, or both): request it, wait until it
+                                  is done (about 7 s) and print what was erased; --suppress also
+                                  refuses their ids' new items; --no-wait prints the request and exits
+  erasures --account <license|id> [--limit N]
+                                  the account's erasures, the latest first (default 50): state, who,
+                                  when requested and done, what was erased
 ${importUsageLine}
 
 Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.
@@ -44,6 +52,11 @@ function parsedArgs() {
         token: { type: 'string' },
         format: { type: 'string' },
         account: { type: 'string' },
+        user: { type: 'string' },
+        anonymous: { type: 'string' },
+        suppress: { type: 'boolean', default: false },
+        'no-wait': { type: 'boolean', default: false },
+        limit: { type: 'string' },
       },
     });
   } catch (error) {
@@ -71,6 +84,10 @@ async function main(): Promise<number> {
   }
   if (command === 'projections') await projectionsCommand(args, { json, account: values.account });
   else if (command === 'audit') await auditCommand(args, json);
+  else if (command === 'erase') {
+    const { account, user, anonymous, suppress } = values;
+    await eraseCommand(args, { account, user, anonymous, suppress: suppress === true, wait: values['no-wait'] !== true, json });
+  } else if (command === 'erasures') await erasuresCommand(args, { account: values.account, limit: values.limit, json });
   else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope });
   else throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
   return 0;

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../db/pool.js';
+import { identityProblem } from '../ingest/identifiers.js';
+import type { Validator } from '../ingest/validation.js';
 import * as sql from './sql.js';
 
 export type ErasureState = 'pending' | 'done' | 'failed';
@@ -94,6 +96,22 @@ export interface ErasureRequest {
   userId?: string;
   anonymousId?: string;
   suppress?: boolean;
+}
+
+/**
+ * `body` as an erasure request, or why it is none (the message names the field): the schema
+ * (schemas/erasure-request.json), then ids that SDKs send by mistake, as items are refused for them.
+ */
+export function checkErasureRequest(validator: Validator, body: unknown): { ok: true; request: ErasureRequest } | { ok: false; message: string } {
+  const validation = validator.validate('erasure-request', body);
+  if (!validation.ok) return { ok: false, message: validation.message };
+  const request = body as ErasureRequest;
+  for (const field of ['userId', 'anonymousId'] as const) {
+    const value = request[field];
+    const problem = value === undefined ? null : identityProblem(field, value);
+    if (problem) return { ok: false, message: problem };
+  }
+  return { ok: true, request };
 }
 
 /** Records an erasure request; the runner (runner.ts) carries it out. */

@@ -33,6 +33,11 @@ export interface ErasureRunnerOptions {
   /** How often pending erasures are looked for (a request in this process wakes the runner at once). */
   pollMs?: number;
   settleMs?: number;
+  /**
+   * Only this account's erasures: a runner that someone waits on for one of them (`tracking
+   * erase`), and that would otherwise take up another account's work it is about to stop on.
+   */
+  accountId?: string;
 }
 
 /** The people an erasure names, as keys know them, and the ids that name them. */
@@ -88,7 +93,7 @@ export class ErasureRunner {
     while (!this.stopped) {
       let claimed: ErasureJob[] = [];
       try {
-        const { rows } = await this.options.pool.query<ErasureRow>(sql.claimErasures, [this.owner, this.leaseMs]);
+        const { rows } = await this.options.pool.query<ErasureRow>(sql.claimErasures, [this.owner, this.leaseMs, this.options.accountId ?? null]);
         claimed = rows.map(jobOf);
       } catch (error) {
         this.options.log.warn({ err: error }, 'could not look for pending erasures');

@@ -18,13 +18,14 @@ LIMIT $4`;
 
 /**
  * Claims, for worker $1 and $2 ms, every pending erasure of the account whose pending erasure is
- * the oldest one not leased: they run together, with one rebuild. An erasure leased by another
- * worker meanwhile is left out (the lease is checked again on the locked row).
+ * the oldest one not leased (of account $3 only, unless null): they run together, with one rebuild.
+ * An erasure leased by another worker meanwhile is left out (the lease is checked again on the
+ * locked row).
  */
 export const claimErasures = `
 WITH first AS (
   SELECT account_id FROM erasures
-  WHERE state = 'pending' AND (lease_until IS NULL OR lease_until < clock_timestamp())
+  WHERE state = 'pending' AND (lease_until IS NULL OR lease_until < clock_timestamp()) AND ($3::uuid IS NULL OR account_id = $3::uuid)
   ORDER BY requested_at LIMIT 1
   FOR UPDATE SKIP LOCKED
 )

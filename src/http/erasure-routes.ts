@@ -1,8 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { Pool } from '../db/pool.js';
-import { decodeErasureCursor, findErasure, isErasureId, listErasures, requestErasure, type ErasureRequest } from '../erasure/requests.js';
+import { checkErasureRequest, decodeErasureCursor, findErasure, isErasureId, listErasures, requestErasure } from '../erasure/requests.js';
 import { badRequest, notFound } from '../errors.js';
-import { identityProblem } from '../ingest/identifiers.js';
 import type { Validator } from '../ingest/validation.js';
 import { accountOf, accountReadAuth, callerOf, type Credentials } from './auth.js';
 import { checkedJsonBody, stringQuery } from './params.js';
@@ -30,16 +29,10 @@ export function erasureRoutes({ credentials, pool, validator, requested }: Erasu
   router.post('/erasures', auth, ...checkedJsonBody(erasureBodyBytes), async (req: Request, res: Response) => {
     const body: unknown = req.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
-    const validation = validator.validate('erasure-request', body);
-    if (!validation.ok) throw badRequest(validation.message);
-    const request = body as ErasureRequest;
-    for (const field of ['userId', 'anonymousId'] as const) {
-      const value = request[field];
-      const problem = value === undefined ? null : identityProblem(field, value);
-      if (problem) throw badRequest(problem);
-    }
+    const checked = checkErasureRequest(validator, body);
+    if (!checked.ok) throw badRequest(checked.message);
     const account = accountOf(res);
-    const erasure = await requestErasure(pool, account.id, request, callerOf(res));
+    const erasure = await requestErasure(pool, account.id, checked.request, callerOf(res));
     // The ids are the person's: the log names the erasure only.
     req.log.info({ accountId: account.id, erasureId: erasure.id }, 'erasure requested');
     requested();

@@ -16,7 +16,7 @@ export const erasureSchemas: Record<string, JsonObject> = {
       userId: orNull('string'),
       anonymousId: orNull('string'),
       suppress: { type: 'boolean', description: 'Whether new items naming these ids are refused (400, reason `suppressed`).' },
-      requestedBy: { type: 'string', description: '`access token <id>`, `account session` or `operator`.' },
+      requestedBy: { type: 'string', description: '`access token <id>`, `account session`, `operator`, or `cli` (`tracking erase`).' },
       requestedAt: instant,
       state: { enum: ['pending', 'done', 'failed'] },
       doneAt: orNull('string', { format: 'date-time', description: 'When it was done, or failed.' }),
