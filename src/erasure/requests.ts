@@ -124,12 +124,8 @@ export async function requestErasure(pool: Pool, accountId: string, request: Era
     request.suppress === true,
     requestedBy,
   ]);
-  await pool.query(`NOTIFY ${erasureChannel}`);
   return erasureOf(rows[0] as ErasureRow);
 }
-
-/** Where runners hear of new requests at once (they also look every few seconds). */
-export const erasureChannel = 'erasure_requested';
 
 export async function findErasure(pool: Pool, accountId: string, id: string): Promise<Erasure | null> {
   const { rows } = await pool.query<ErasureRow>(sql.erasureOfAccount, [accountId, id]);
