@@ -45,6 +45,12 @@ export interface Config {
   logLevel: string;
   /** Whether `npm start` also runs the projection workers (PROJECTIONS=off: API only). */
   runProjections: boolean;
+  /**
+   * Whether new events are stored with their personal fields sealed (docs/decisions.md, Erasure).
+   * SEALING=off exists to measure what sealing costs (`npm run bench`): events stored while it is
+   * off cannot be erased.
+   */
+  sealing: boolean;
   /** Events a projection reads and applies per transaction; unset: the worker's default (projections/runner/worker.ts, or less in `npm start`'s thread). */
   projectionBatchSize: number | undefined;
   /** How long a caught-up projection worker waits before looking for events from other processes. */
@@ -112,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leadsExactCountMs: Math.max(1, intSetting(env, 'LEADS_EXACT_COUNT_MS', 50)),
     logLevel: env.LOG_LEVEL || 'info',
     runProjections: !/^(off|false|0|no)$/i.test(env.PROJECTIONS ?? ''),
+    sealing: !/^(off|false|0|no)$/i.test(env.SEALING ?? ''),
     projectionBatchSize: env.PROJECTION_BATCH_SIZE ? Math.max(1, intSetting(env, 'PROJECTION_BATCH_SIZE', 1)) : undefined,
     projectionPollMs: Math.max(1, intSetting(env, 'PROJECTION_POLL_MS', 100)),
     projectionLeaseMs: Math.max(1_000, intSetting(env, 'PROJECTION_LEASE_MS', 6_000)),

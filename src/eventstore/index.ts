@@ -12,6 +12,8 @@ export interface EventStoreSelection {
   queryTimeoutMs: number;
   /** Bytes one write to EventStoreDB may hold; default 1 MiB. */
   esdbMaxAppendBytes?: number;
+  /** false: new events are stored as they are, unsealed (SEALING=off, for measuring); they are still read opened. */
+  sealing?: boolean;
 }
 
 /**
@@ -25,7 +27,7 @@ export function createEventStore(
   onBatch?: OnBatch,
 ): EventStore {
   const keys = new PersonKeys(pool, { flushedWithTheEvents: !selection.eventStoreUrl });
-  return new SealedEventStore(adapter(selection, pool, log, onBatch), keys);
+  return new SealedEventStore(adapter(selection, pool, log, onBatch), keys, { seal: selection.sealing !== false });
 }
 
 function adapter(selection: EventStoreSelection, pool: Pool, log: Logger, onBatch?: OnBatch): EventStore {

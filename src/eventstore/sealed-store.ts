@@ -15,12 +15,13 @@ export class SealedEventStore implements EventStore {
   constructor(
     private readonly inner: EventStore,
     private readonly keys: PersonKeys,
+    private readonly options: { seal?: boolean } = {},
   ) {
     if (inner.mayRepeatEventIds !== undefined) this.mayRepeatEventIds = inner.mayRepeatEventIds;
   }
 
   async append(events: NewEvent[]): Promise<AppendedEvent[]> {
-    return this.inner.append(await this.sealAll(events));
+    return this.inner.append(this.options.seal === false ? events : await this.sealAll(events));
   }
 
   async readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult> {
