@@ -24,6 +24,10 @@ function printEvent(event: AuditedEvent, marked: boolean): void {
   console.log(`${mark} #${event.streamPosition}  ${event.type}  id ${event.id}  global ${event.globalPosition}  recorded ${instantText(event.recordedAt)}`);
   if (event.repeatOf) console.log(`    repeat of the copy at ${place(event.repeatOf)}: the same event id stored again`);
   for (const copy of event.alsoStoredAt ?? []) console.log(`    also stored at ${place(copy)}: a later copy of the same event id`);
+  if (event.erased) {
+    const at = event.erased.erasedAt === null ? 'at an unknown time' : `at ${instantText(event.erased.erasedAt)}`;
+    console.log(`    erased by erasure ${event.erased.erasureId ?? '(unknown)'} ${at}: its personal fields are gone`);
+  }
   console.log(`    metadata ${JSON.stringify(event.metadata)}`);
   console.log(`    data     ${JSON.stringify(event.data)}`);
 }

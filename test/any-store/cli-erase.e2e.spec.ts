@@ -22,12 +22,13 @@ describe('tracking erase and tracking erasures (e2e)', function () {
   const lead = (id: string): Promise<number> =>
     app.get(`/admin/v1/accounts/${account.licenseCode}/leads/${id}`, `Bearer ${account.accessToken}`).then((reply) => reply.status);
 
-  /** u-1's profile with an email and one event, projected: a lead and two indexed events. */
-  async function person(userId = 'u-1'): Promise<void> {
+  /** u-1's profile with an email and one event, projected: a lead and two indexed events. Returns the event's trackID. */
+  async function person(userId = 'u-1'): Promise<string> {
     queued(await app.ingest(account, 'users', { userId, email: `${userId}@example.com`, attributes: {} }));
-    queued(await app.ingest(account, 'events', { userId, eventName: 'signup', eventData: {} }));
+    const trackId = queued(await app.ingest(account, 'events', { userId, eventName: 'signup', eventData: { plan: 'secret-plan' } }));
     await app.projected();
     expect(await lead(userId)).to.equal(200);
+    return trackId;
   }
 
   async function listed(): Promise<Erasure[]> {
@@ -42,12 +43,16 @@ describe('tracking erase and tracking erasures (e2e)', function () {
   };
 
   it('erases a person and waits while the service runs erasures too; --no-wait leaves the request to the service', async () => {
-    await person();
+    const trackId = await person();
     const erased = ok(await tracking(app, 'erase', '--account', account.licenseCode, '--user', 'u-1'));
     const [, id, counts] = doneLine.exec(erased.stdout.trim()) ?? [];
     expect(id, erased.stdout).to.match(uuidPattern);
     expect(counts).to.equal('1 key, 2 events, 1 lead, 0 refused items, 0 replies');
     expect(await lead('u-1')).to.equal(404);
+    // The auditor's replay: the event, which erasure took its data and when; not the data.
+    const audit = ok(await tracking(app, 'audit', trackId));
+    expect(audit.stdout).to.contain(`erased by erasure ${id} at `).and.contain('"eventName":""');
+    expect(audit.stdout).not.to.contain('secret-plan');
 
     const [erasure] = await listed();
     expect(erasure).to.deep.include({ id, userId: 'u-1', anonymousId: null, suppress: false, requestedBy: 'cli', state: 'done', error: null });
