@@ -36,6 +36,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
           'Warnings',
           'Track lookup',
           'Credentials',
+          'Erasures',
           'Projections',
           'Accounts',
           'API reference',
@@ -123,7 +124,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
     try {
       await signInAsAccount(page, app.baseUrl, first, '/dashboard/leads');
       await page.getByRole('heading', { name: 'Leads' }).waitFor();
-      expect(await navLinks(page)).to.deep.equal(['Overview', 'Leads', 'Live events', 'Warnings', 'Track lookup', 'Credentials', 'API reference']);
+      expect(await navLinks(page)).to.deep.equal(['Overview', 'Leads', 'Live events', 'Warnings', 'Track lookup', 'Credentials', 'Erasures', 'API reference']);
       expect(await page.getByRole('link', { name: 'Leads' }).getAttribute('aria-current')).to.equal('page');
 
       await page.evaluate('window.sameDocument = true');

@@ -239,6 +239,25 @@ export const rebuildAccount = (license: string, projection?: string) =>
   call<Reply<'rebuild-account'>>('POST', `${accountPath(license)}/projections/rebuild`, projection ? { projection } : {});
 export const retryParked = (name: string) => call<Reply<'retry-projection'>>('POST', `/admin/v1/projections/${segment(name)}/retry`);
 
+// ---- erasure of a person ----
+
+/** An erasure request and its state: `counts` once done, `error` once failed. */
+export type Erasure = Schemas['Erasure'];
+export type ErasureCounts = NonNullable<Erasure['counts']>;
+/**
+ * Who to erase: a userId, an anonymousId or both. Written out here: the document's NewErasure
+ * requires one of the two (anyOf), which openapi-typescript turns into `unknown`.
+ */
+export type NewErasure = ({ userId: string; anonymousId?: string } | { userId?: string; anonymousId: string }) & { suppress?: Erasure['suppress'] };
+
+// Under the account's API (/v1), not /admin/v1: the same calls a client's ingest+read token makes.
+const erasuresPath = (license: string) => `/v1/accounts/${segment(license)}/erasures`;
+
+export const requestErasure = (license: string, erasure: NewErasure) => call<Reply<'request-erasure'>>('POST', erasuresPath(license), erasure);
+export const listErasures = (license: string, query: QueryOf<'list-erasures'> = {}) =>
+  call<Reply<'list-erasures'>>('GET', withQuery(erasuresPath(license), { ...query }));
+export const getErasure = (license: string, id: string) => call<Reply<'get-erasure'>>('GET', `${erasuresPath(license)}/${segment(id)}`);
+
 // ---- the OpenAPI document (public) ----
 
 /** The service's OpenAPI document: no credentials needed. */

@@ -1,6 +1,7 @@
 import { AccountsPage } from './accounts';
 import { ApiReferencePage, apiReferencePath } from './api-reference';
 import { CredentialsPage } from './credentials';
+import { ErasuresPage, erasuresPath } from './erasures';
 import { LeadPage } from './lead';
 import { LeadsPage } from './leads';
 import { LiveEventsPage } from './live-events';
@@ -20,6 +21,7 @@ export const routes: readonly PageRoute[] = [
   { path: '/track', title: 'Track lookup', page: TrackLookupPage, nav: true, accountScoped: true },
   { path: '/track/:trackID', title: 'Track lookup', page: TrackLookupPage, nav: false, accountScoped: true },
   { path: '/credentials', title: 'Credentials', page: CredentialsPage, nav: true, accountScoped: true },
+  { path: erasuresPath, title: 'Erasures', page: ErasuresPage, nav: true, accountScoped: true },
   { path: '/projections', title: 'Projections', page: ProjectionsPage, nav: true, operatorOnly: true },
   { path: '/accounts', title: 'Accounts', page: AccountsPage, nav: true, operatorOnly: true },
   // Also shown without a session (app.tsx).

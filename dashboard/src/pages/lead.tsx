@@ -5,6 +5,7 @@ import { ErrorText, PageHeading } from '../components';
 import { ScrollBox } from '../components/scroll-box';
 import { When } from '../components/when';
 import { Link, pathTo } from '../router';
+import { EraseLead } from './lead-erase';
 import { Timeline } from './lead-timeline';
 import { leadIdOf } from './leads-table';
 import { goToLeadsList, leadsListPath } from './leads-view';
@@ -72,6 +73,7 @@ export function LeadPage({ license, params }: PageProps) {
           <p>
             {lead.userId === null ? 'Anonymous lead' : 'Known user'}, created <When at={lead.createdAt} />, updated <When at={lead.updatedAt} />.
           </p>
+          {license ? <EraseLead key={known} license={license} lead={lead} /> : null}
           <SystemAttributes lead={lead} />
           <CustomAttributes lead={lead} />
           <MergedIds lead={lead} />
