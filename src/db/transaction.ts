@@ -52,3 +52,24 @@ export async function inTransactionOn<C extends TransactionClient, T>(
     throw error;
   }
 }
+
+/**
+ * Runs `statement` as a transaction in one round trip: BEGIN, `settings` (`SET LOCAL ...`), the
+ * statement and COMMIT sent together (the simple query protocol, so the statement holds its values
+ * as literals). Returns the statement's rows; rolled back when any part fails.
+ */
+export async function inOneRoundTrip<Row>(pool: Pool, settings: readonly string[], statement: string): Promise<Row[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const results = (await client.query(['BEGIN', ...settings, statement, 'COMMIT'].join(';\n'))) as unknown as pg.QueryResult[];
+    return (results[settings.length + 1]?.rows ?? []) as Row[];
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,3 +1,5 @@
+import { escapeLiteral } from 'pg';
+
 /** The statements of person keys (migrations: erasure). */
 
 /**
@@ -35,3 +37,12 @@ WITH erased AS (
   RETURNING key_id
 )
 SELECT count(*)::int AS erased FROM erased`;
+
+/** ensureKeys with its values as literals, for a statement sent with others in one round trip. */
+export function ensureKeysWithValues(accountId: string, persons: readonly string[], keys: readonly Buffer[]): string {
+  const texts = `ARRAY[${persons.map((person) => escapeLiteral(person)).join(', ')}]::text[]`;
+  const bytes = `ARRAY[${keys.map((key) => `'\\x${key.toString('hex')}'`).join(', ')}]::bytea[]`;
+  const values: Record<string, string> = { $1: `${escapeLiteral(accountId)}::uuid`, '$2::text[]': texts, '$3::bytea[]': bytes };
+  // In one pass: a value is never read again for placeholders (a person id may hold their text).
+  return ensureKeys.replace(/\$1|\$2::text\[\]|\$3::bytea\[\]/g, (placeholder) => values[placeholder] as string);
+}

@@ -1,5 +1,5 @@
 import type { Pool } from '../db/pool.js';
-import { inTransaction } from '../db/transaction.js';
+import { inOneRoundTrip } from '../db/transaction.js';
 import type { ErasedMark } from './port.js';
 import * as sql from './person-keys-sql.js';
 import { newKey, type PersonId } from './sealing.js';
@@ -140,10 +140,8 @@ export class PersonKeys {
   private async ensure(accountId: string, persons: readonly PersonId[]): Promise<KeyRow[]> {
     const keys = persons.map(() => newKey());
     if (this.options.flushedWithTheEvents !== true) return (await this.pool.query<KeyRow>(sql.ensureKeys, [accountId, persons, keys])).rows;
-    // Sent with BEGIN, in its round trip: a session setting would outlive this use of the pooled connection.
-    return inTransaction(this.pool, async (client) => (await client.query<KeyRow>(sql.ensureKeys, [accountId, persons, keys])).rows, {
-      begin: 'BEGIN; SET LOCAL synchronous_commit = off',
-    });
+    // One round trip for the transaction and its setting: a session setting would outlive this use of the pooled connection.
+    return inOneRoundTrip<KeyRow>(this.pool, ['SET LOCAL synchronous_commit = off'], sql.ensureKeysWithValues(accountId, persons, keys));
   }
 }
 
