@@ -134,10 +134,7 @@ export class ErasureRunner {
         });
       }
       const eraseAll = async (): Promise<void> => {
-        for (const job of jobs) {
-          const erased = (await pool.query<{ erased: number }>(eraseKeys, [accountId, (persons.get(job.id) as Persons).keys, job.id])).rows[0]?.erased ?? 0;
-          (counts.get(job.id) as ErasureCounts).keys += erased;
-        }
+        for (const job of jobs) await pool.query(eraseKeys, [accountId, (persons.get(job.id) as Persons).keys, job.id]);
       };
       await eraseAll();
       const { rows } = await pool.query<{ keys_erased_at: Date; now: Date }>(sql.markKeysErased, [ids]);
@@ -147,6 +144,12 @@ export class ErasureRunner {
       // person was met again before any process knew) are erased by the second pass.
       await sleep(Math.max(0, first + this.settleMs - now));
       await eraseAll();
+      // Counted from the keys marked with the erasure, not from what this attempt erased: one that
+      // takes over from an attempt cut off after erasing them finds none left to erase.
+      for (const job of jobs) {
+        const { keys } = persons.get(job.id) as Persons;
+        (counts.get(job.id) as ErasureCounts).keys = (await pool.query<{ keys: number }>(sql.keysErasedBy, [accountId, keys, job.id])).rows[0]?.keys ?? 0;
+      }
       await this.rebuild(accountId);
       for (const job of jobs) {
         const { needles } = persons.get(job.id) as Persons;

@@ -55,6 +55,11 @@ UPDATE erasures SET keys_erased_at = coalesce(keys_erased_at, clock_timestamp())
 WHERE id = ANY($1::uuid[])
 RETURNING keys_erased_at, clock_timestamp() AS now`;
 
+/** The keys of people $2 that erasure $3 erased (in this attempt or an earlier one). */
+export const keysErasedBy = `
+SELECT count(*)::int AS keys FROM person_keys
+WHERE account_id = $1 AND person_id = ANY($2::text[]) AND erasure_id = $3`;
+
 export const leadsOfPersons = `
 SELECT count(*)::int AS leads FROM leads
 WHERE account_id = $1 AND ((profile_kind = 'user' AND profile_id = ANY($2::text[])) OR (profile_kind = 'anonymous' AND profile_id = ANY($3::text[])))`;

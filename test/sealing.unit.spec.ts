@@ -1,0 +1,226 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { EventType, TrackingEvent } from '../src/eventstore/events.js';
+import { eventTypes } from '../src/eventstore/events.js';
+import { isSealedBox, newKey, open, personOf, sealedFields, seal, unsealedData, type SealedBox } from '../src/eventstore/sealing.js';
+
+/**
+ * Crypto-shredding's sealing (src/eventstore/sealing.ts): what a box holds and what stays
+ * readable beside it, what a box opens for, and what an erased event reads as.
+ */
+
+type SealableEvent = TrackingEvent & { id: string; metadata: { accountId: string } };
+
+const accountId = randomUUID();
+const key = { id: 42, key: newKey() };
+
+/** Values that only the person sent: none may show in the stored data once sealed. */
+const personal = {
+  firstName: 'Philippa-Sealed',
+  email: 'philippa.sealed@example.com',
+  attribute: 'vermilion-sealed-77',
+  instant: '1984-02-29T12:00:00.000Z',
+  eventName: 'sealed-event-name-91',
+  eventTime: '2024-05-06T07:08:09+02:00',
+  eventData: 'sealed-note-5150',
+  property: 'sealed-property-3141',
+  productEventName: 'sealed-product-event-27',
+};
+
+/** One event of each type, as ingest builds it, with personal values in every field that is sealed. */
+const events: { [T in EventType]: SealableEvent } = {
+  UserUpserted: {
+    id: randomUUID(),
+    metadata: { accountId },
+    type: 'UserUpserted',
+    data: {
+      userId: 'u-seal',
+      anonymousId: 'a-seal',
+      profile: { firstName: personal.firstName, email: personal.email, birth_date: '1984-02-29' },
+      attributes: { colour: personal.attribute, visits: 3 },
+      attributeTypes: { colour: 'string', visits: 'number' },
+      instants: { birth_date: personal.instant },
+    },
+  },
+  ProfilesMerged: { id: randomUUID(), metadata: { accountId }, type: 'ProfilesMerged', data: { userId: 'u-seal', anonymousId: 'a-seal' } },
+  EventTracked: {
+    id: randomUUID(),
+    metadata: { accountId },
+    type: 'EventTracked',
+    data: { anonymousId: 'a-seal', eventName: personal.eventName, eventTime: personal.eventTime, eventTimeUtc: '2024-05-06T05:08:09.000Z', eventData: { note: personal.eventData } },
+  },
+  ProductSubmitted: { id: randomUUID(), metadata: { accountId }, type: 'ProductSubmitted', data: { productId: 'p-seal', userId: 'u-seal', properties: { name: personal.property } } },
+  ProductEventTracked: {
+    id: randomUUID(),
+    metadata: { accountId },
+    type: 'ProductEventTracked',
+    data: {
+      productId: 'p-seal',
+      userId: 'u-seal',
+      eventName: personal.productEventName,
+      eventTime: null,
+      eventTimeUtc: '2024-05-06T05:08:10.000Z',
+      eventData: { note: personal.eventData },
+    },
+  },
+};
+
+/** The fields of an event's data that stay readable: every field that is not sealed. */
+function readableFields(event: SealableEvent): Record<string, unknown> {
+  const sealed: readonly string[] = sealedFields[event.type];
+  return Object.fromEntries(Object.entries(event.data).filter(([field]) => !sealed.includes(field)));
+}
+
+function sealedFieldsOf(event: SealableEvent): Record<string, unknown> {
+  const sealed: readonly string[] = sealedFields[event.type];
+  return Object.fromEntries(Object.entries(event.data).filter(([field]) => sealed.includes(field)));
+}
+
+function boxOf(data: Record<string, unknown>): SealedBox {
+  const box = data.sealed;
+  if (!isSealedBox(box)) throw new Error(`no sealed box in ${JSON.stringify(data)}`);
+  return box;
+}
+
+/** A TrackingEvent with a big eventData: `bytes` of JSON text or so, of a value repeated. */
+function bigEvent(bytes: number): SealableEvent {
+  const row = { page: '/catalogue/lamps?colour=red', referrer: 'https://search.example.com/?q=lamp', ms: 1234 };
+  const rows = Math.ceil(bytes / JSON.stringify(row).length);
+  return {
+    id: randomUUID(),
+    metadata: { accountId },
+    type: 'EventTracked',
+    data: { userId: 'u-big', eventName: 'scrolled', eventTime: null, eventTimeUtc: '2024-05-06T05:08:09.000Z', eventData: { rows: Array.from({ length: rows }, () => row) } },
+  };
+}
+
+describe('sealing of personal fields (unit)', () => {
+  it('names sealed fields for every event type, all of them fields of the type, and never an id or a time the auditor needs', () => {
+    expect(Object.keys(sealedFields).toSorted()).to.deep.equal([...eventTypes].toSorted());
+    for (const type of eventTypes) {
+      const sealed: readonly string[] = sealedFields[type];
+      for (const kept of ['userId', 'anonymousId', 'productId', 'eventTimeUtc']) expect(sealed, `${type} seals ${kept}`).not.to.include(kept);
+    }
+  });
+
+  for (const type of eventTypes) {
+    it(`${type}: seals its personal fields into a box that opens with the key, for this event, to exactly those fields`, () => {
+      const event = events[type];
+      const stored = seal(event, key);
+      const text = JSON.stringify(stored);
+      for (const [name, value] of Object.entries(personal)) expect(text, `${name} in the stored data`).not.to.contain(value);
+      for (const field of sealedFields[type]) expect(stored, `${type}.${field} stored beside the box`).not.to.have.property(field);
+      // What the auditor needs stays as it was: ids, eventTimeUtc, productId.
+      expect(Object.fromEntries(Object.entries(stored).filter(([field]) => field !== 'sealed'))).to.deep.equal(readableFields(event));
+      const box = boxOf(stored);
+      expect(box.k).to.equal(key.id);
+      expect(box.z, 'a small box is not deflated').to.equal(undefined);
+
+      const opened = open(box, key.key, accountId, event.id);
+      expect(opened).to.deep.equal(sealedFieldsOf(event));
+      expect(unsealedData(type, stored, opened)).to.deep.equal(event.data);
+    });
+  }
+
+  it('seals the same event into another box each time (a new iv), both opening to the same fields', () => {
+    const event = events.EventTracked;
+    const first = boxOf(seal(event, key));
+    const second = boxOf(seal(event, key));
+    expect(first.b).not.to.equal(second.b);
+    expect(open(first, key.key, accountId, event.id)).to.deep.equal(open(second, key.key, accountId, event.id));
+  });
+
+  it('does not open a box moved to another event, to another account, with another key, or altered', () => {
+    const event = events.UserUpserted;
+    const box = boxOf(seal(event, key));
+    expect(open(box, key.key, accountId, event.id)).to.have.property('profile');
+    expect(() => open(box, key.key, accountId, events.EventTracked.id), 'another event id').to.throw();
+    expect(() => open(box, key.key, randomUUID(), event.id), 'another account').to.throw();
+    expect(() => open(box, newKey(), accountId, event.id), 'another key').to.throw();
+    const bytes = Buffer.from(box.b, 'base64');
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 1;
+    expect(() => open({ ...box, b: bytes.toString('base64') }, key.key, accountId, event.id), 'a ciphertext altered').to.throw();
+    const tag = Buffer.from(box.b, 'base64');
+    tag[12] = (tag[12] as number) ^ 1;
+    expect(() => open({ ...box, b: tag.toString('base64') }, key.key, accountId, event.id), 'a tag altered').to.throw();
+  });
+
+  it('deflates the fields from 512 bytes of JSON on, and opens them the same', () => {
+    // eventData's note padded so that the JSON of the sealed fields is 511, then 512 bytes.
+    const sized = (bytes: number): SealableEvent => {
+      const base = { eventName: 'n', eventTime: null, eventData: { note: '' } };
+      const note = 'x'.repeat(bytes - Buffer.byteLength(JSON.stringify(base)));
+      return { id: randomUUID(), metadata: { accountId }, type: 'EventTracked', data: { userId: 'u-1', eventName: 'n', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: { note } } };
+    };
+    for (const [bytes, deflated] of [
+      [511, false],
+      [512, true],
+    ] as const) {
+      const event = sized(bytes);
+      expect(Buffer.byteLength(JSON.stringify(sealedFieldsOf(event))), 'the size of the fields').to.equal(bytes);
+      const box = boxOf(seal(event, key));
+      expect(box.z === 1, `${bytes} bytes deflated`).to.equal(deflated);
+      expect(unsealedData('EventTracked', seal(event, key), open(box, key.key, accountId, event.id))).to.deep.equal(event.data);
+    }
+  });
+
+  it('seals about 1 MiB of repetitive JSON into less than its own size, and opens it whole', () => {
+    const event = bigEvent(1024 * 1024);
+    const plainBytes = Buffer.byteLength(JSON.stringify(event.data));
+    expect(plainBytes).to.be.within(1024 * 1024, 1100 * 1024);
+    const stored = seal(event, key);
+    const storedBytes = Buffer.byteLength(JSON.stringify(stored));
+    expect(boxOf(stored).z).to.equal(1);
+    expect(storedBytes, `${storedBytes} bytes stored for ${plainBytes}`).to.be.below(plainBytes / 4);
+    expect(unsealedData('EventTracked', stored, open(boxOf(stored), key.key, accountId, event.id))).to.deep.equal(event.data);
+  });
+
+  it('reads an erased event (fields null) with empty values of each sealed field’s shape, its ids and times kept and the box gone', () => {
+    const expected: { [T in EventType]: Record<string, unknown> } = {
+      UserUpserted: { userId: 'u-seal', anonymousId: 'a-seal', profile: {}, attributes: {}, attributeTypes: {}, instants: {} },
+      ProfilesMerged: { userId: 'u-seal', anonymousId: 'a-seal' },
+      EventTracked: { anonymousId: 'a-seal', eventName: '', eventTime: null, eventTimeUtc: '2024-05-06T05:08:09.000Z', eventData: {} },
+      ProductSubmitted: { productId: 'p-seal', userId: 'u-seal', properties: {} },
+      ProductEventTracked: { productId: 'p-seal', userId: 'u-seal', eventName: '', eventTime: null, eventTimeUtc: '2024-05-06T05:08:10.000Z', eventData: {} },
+    };
+    for (const type of eventTypes) {
+      const erased = unsealedData(type, seal(events[type], key), null);
+      expect(erased, type).to.deep.equal(expected[type]);
+      // Of the shape the projections expect: the same fields as the event sent, with the same JSON types.
+      expect(Object.keys(erased).toSorted(), `${type}: fields`).to.deep.equal(Object.keys(events[type].data).toSorted());
+      for (const [field, value] of Object.entries(events[type].data)) {
+        const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
+        if (value !== null && erased[field] !== null) expect(kind(erased[field]), `${type}.${field}`).to.equal(kind(value));
+      }
+    }
+  });
+
+  describe('personOf', () => {
+    const meta = { id: randomUUID(), metadata: { accountId } };
+    it('is the user when there is a userId, even with an anonymousId beside it', () => {
+      expect(personOf(events.UserUpserted)).to.equal('u:u-seal');
+      expect(personOf(events.ProfilesMerged)).to.equal('u:u-seal');
+      expect(personOf(events.ProductSubmitted)).to.equal('u:u-seal');
+      expect(personOf(events.ProductEventTracked)).to.equal('u:u-seal');
+      expect(personOf({ ...meta, type: 'EventTracked', data: { userId: 'u-2', anonymousId: 'a-2', eventName: 'e', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: {} } })).to.equal('u:u-2');
+    });
+
+    it('is the anonymous id when there is no userId', () => {
+      expect(personOf(events.EventTracked)).to.equal('a:a-seal');
+      expect(personOf({ ...meta, type: 'UserUpserted', data: { anonymousId: 'a-3', profile: {}, attributes: {}, attributeTypes: {}, instants: {} } })).to.equal('a:a-3');
+    });
+
+    it('is null for a product, or a product event, without a user', () => {
+      expect(personOf({ ...meta, type: 'ProductSubmitted', data: { productId: 'p-1', properties: { name: 'Lamp' } } })).to.equal(null);
+      expect(
+        personOf({ ...meta, type: 'ProductEventTracked', data: { productId: 'p-1', userId: null, eventName: 'viewed', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: {} } }),
+      ).to.equal(null);
+    });
+
+    it('keeps ids that look alike apart: the user "x" and the anonymous "x" are two persons', () => {
+      const asUser = personOf({ ...meta, type: 'EventTracked', data: { userId: 'x', eventName: 'e', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: {} } });
+      const asAnonymous = personOf({ ...meta, type: 'EventTracked', data: { anonymousId: 'x', eventName: 'e', eventTime: null, eventTimeUtc: '2024-01-01T00:00:00.000Z', eventData: {} } });
+      expect(asUser).not.to.equal(asAnonymous);
+    });
+  });
+});
