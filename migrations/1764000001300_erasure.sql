@@ -34,6 +34,8 @@ CREATE TABLE erasures (
   keys_erased_at  timestamptz,
   done_at         timestamptz,
   counts          jsonb,
+  -- What earlier attempts found and deleted, kept for the counts of the one that finishes.
+  progress        jsonb NOT NULL DEFAULT '{}',
   error           text,
   attempts        integer NOT NULL DEFAULT 0,
   lease_owner     text,

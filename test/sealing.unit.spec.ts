@@ -116,8 +116,10 @@ describe('sealing of personal fields (unit)', () => {
       expect(box.k).to.equal(key.id);
       expect(box.z, 'a small box is not deflated').to.equal(undefined);
 
-      const opened = open(box, key.key, accountId, event.id);
+      const { fields: opened, bytes } = open(box, key.key, accountId, event.id);
       expect(opened).to.deep.equal(sealedFieldsOf(event));
+      // What the opened fields weigh: a page of events is bounded by it.
+      expect(bytes).to.equal(Buffer.byteLength(JSON.stringify(sealedFieldsOf(event))));
       expect(unsealedData(type, stored, opened)).to.deep.equal(event.data);
     });
   }
@@ -127,13 +129,13 @@ describe('sealing of personal fields (unit)', () => {
     const first = boxOf(seal(event, key));
     const second = boxOf(seal(event, key));
     expect(first.b).not.to.equal(second.b);
-    expect(open(first, key.key, accountId, event.id)).to.deep.equal(open(second, key.key, accountId, event.id));
+    expect(open(first, key.key, accountId, event.id).fields).to.deep.equal(open(second, key.key, accountId, event.id).fields);
   });
 
   it('does not open a box moved to another event, to another account, with another key, or altered', () => {
     const event = events.UserUpserted;
     const box = boxOf(seal(event, key));
-    expect(open(box, key.key, accountId, event.id)).to.have.property('profile');
+    expect(open(box, key.key, accountId, event.id).fields).to.have.property('profile');
     expect(() => open(box, key.key, accountId, events.EventTracked.id), 'another event id').to.throw();
     expect(() => open(box, key.key, randomUUID(), event.id), 'another account').to.throw();
     expect(() => open(box, newKey(), accountId, event.id), 'another key').to.throw();
@@ -160,7 +162,7 @@ describe('sealing of personal fields (unit)', () => {
       expect(Buffer.byteLength(JSON.stringify(sealedFieldsOf(event))), 'the size of the fields').to.equal(bytes);
       const box = boxOf(seal(event, key));
       expect(box.z === 1, `${bytes} bytes deflated`).to.equal(deflated);
-      expect(unsealedData('EventTracked', seal(event, key), open(box, key.key, accountId, event.id))).to.deep.equal(event.data);
+      expect(unsealedData('EventTracked', seal(event, key), open(box, key.key, accountId, event.id).fields)).to.deep.equal(event.data);
     }
   });
 
@@ -172,7 +174,7 @@ describe('sealing of personal fields (unit)', () => {
     const storedBytes = Buffer.byteLength(JSON.stringify(stored));
     expect(boxOf(stored).z).to.equal(1);
     expect(storedBytes, `${storedBytes} bytes stored for ${plainBytes}`).to.be.below(plainBytes / 4);
-    expect(unsealedData('EventTracked', stored, open(boxOf(stored), key.key, accountId, event.id))).to.deep.equal(event.data);
+    expect(unsealedData('EventTracked', stored, open(boxOf(stored), key.key, accountId, event.id).fields)).to.deep.equal(event.data);
   });
 
   it('reads an erased event (fields null) with empty values of each sealed field’s shape, its ids and times kept and the box gone', () => {

@@ -37,6 +37,8 @@ export interface Erasure {
 /** An erasure as the runner holds it. */
 export interface ErasureJob extends Erasure {
   accountId: string;
+  /** What earlier attempts counted and deleted. */
+  progress: Partial<ErasureCounts>;
   keysErasedAt: string | null;
   attempts: number;
 }
@@ -53,6 +55,7 @@ export interface ErasureRow {
   keys_erased_at: Date | null;
   done_at: Date | null;
   counts: ErasureCounts | null;
+  progress: Partial<ErasureCounts>;
   error: string | null;
   attempts: number;
 }
@@ -71,6 +74,7 @@ export function jobOf(row: ErasureRow): ErasureJob {
     counts: row.counts,
     error: row.error,
     keysErasedAt: row.keys_erased_at?.toISOString() ?? null,
+    progress: row.progress,
     attempts: row.attempts,
   };
 }

@@ -124,13 +124,15 @@ export class ErasureRunner {
         const named = await this.personsOf(job);
         persons.set(job.id, named);
         if (job.suppress) await pool.query(sql.suppressIds, [accountId, [...(job.userId === null ? [] : [personIds.user(job.userId)]), ...(job.anonymousId === null ? [] : [personIds.anonymous(job.anonymousId)])], job.id]);
+        // Counted before the keys go, once: a later attempt after the rebuild finds none left.
+        const leads = job.progress.leads ?? (await pool.query<{ leads: number }>(sql.leadsOfPersons, [accountId, named.users, named.anonymous])).rows[0]?.leads ?? 0;
+        if (job.progress.leads === undefined) await pool.query(sql.saveProgress, [job.id, { leads }]);
         counts.set(job.id, {
           keys: 0,
           events: (await pool.query<{ events: number }>(sql.eventsOfPersons, [accountId, named.users, named.anonymous])).rows[0]?.events ?? 0,
-          // Counted before the keys go; on a later attempt after the rebuild, there are none left to count.
-          leads: job.counts?.leads ?? (await pool.query<{ leads: number }>(sql.leadsOfPersons, [accountId, named.users, named.anonymous])).rows[0]?.leads ?? 0,
-          rejectedItems: 0,
-          idempotencyReplies: 0,
+          leads,
+          rejectedItems: job.progress.rejectedItems ?? 0,
+          idempotencyReplies: job.progress.idempotencyReplies ?? 0,
         });
       }
       const eraseAll = async (): Promise<void> => {
@@ -154,8 +156,10 @@ export class ErasureRunner {
       for (const job of jobs) {
         const { needles } = persons.get(job.id) as Persons;
         const jobCounts = counts.get(job.id) as ErasureCounts;
-        jobCounts.rejectedItems = (await pool.query<{ deleted: number }>(sql.deleteRejectedItems, [accountId, needles])).rows[0]?.deleted ?? 0;
-        jobCounts.idempotencyReplies = (await pool.query<{ deleted: number }>(sql.deleteIdempotencyReplies, [accountId, needles])).rows[0]?.deleted ?? 0;
+        // Added to what an earlier attempt deleted, and kept at once for a later one.
+        jobCounts.rejectedItems += (await pool.query<{ deleted: number }>(sql.deleteRejectedItems, [accountId, needles])).rows[0]?.deleted ?? 0;
+        jobCounts.idempotencyReplies += (await pool.query<{ deleted: number }>(sql.deleteIdempotencyReplies, [accountId, needles])).rows[0]?.deleted ?? 0;
+        await pool.query(sql.saveProgress, [job.id, { rejectedItems: jobCounts.rejectedItems, idempotencyReplies: jobCounts.idempotencyReplies }]);
       }
       await this.vacuum();
       for (const job of jobs) await pool.query(sql.markDone, [job.id, counts.get(job.id)]);
@@ -188,16 +192,23 @@ export class ErasureRunner {
     const { pool, store, log } = this.options;
     // Met later, the account's events are read as they are then: erased.
     if (!(await pool.query<{ projected: boolean }>(sql.accountProjected, [accountId])).rows[0]?.projected) return;
-    const live = (await pool.query<{ live: number }>(liveWorkers)).rows[0]?.live ?? 0;
-    const worker = live === 0 ? new ProjectionWorker({ pool, store, log, projections: this.projections, lanes: 2 }).start() : null;
+    // With no projection worker alive, one of its own does the replay; looked at again while it
+    // waits, so that a worker dying meanwhile does not leave the erasure waiting for ever.
+    let worker: ProjectionWorker | null = null;
+    const ensureWorker = async (): Promise<void> => {
+      if (worker || ((await pool.query<{ live: number }>(liveWorkers)).rows[0]?.live ?? 0) > 0) return;
+      worker = new ProjectionWorker({ pool, store, log, projections: this.projections, lanes: 2 }).start();
+    };
     try {
+      await ensureWorker();
       await rebuildAccount(pool, this.projections, accountId);
-      while (!(await accountCaughtUp(pool, this.projections, accountId))) {
+      for (let looks = 1; !(await accountCaughtUp(pool, this.projections, accountId)); looks += 1) {
         if (this.stopped) throw new Error('stopped before the rebuild was done');
+        if (looks % 25 === 0) await ensureWorker();
         await sleep(200);
       }
     } finally {
-      await worker?.stop();
+      await (worker as ProjectionWorker | null)?.stop();
     }
   }
 

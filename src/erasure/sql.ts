@@ -1,6 +1,6 @@
 /** The statements of erasure requests (migrations: erasure). */
 
-const columns = `id, account_id, user_id, anonymous_id, suppress, requested_by, requested_at, state, keys_erased_at, done_at, counts, error, attempts`;
+const columns = `id, account_id, user_id, anonymous_id, suppress, requested_by, requested_at, state, keys_erased_at, done_at, counts, progress, error, attempts`;
 
 export const insertErasure = `
 INSERT INTO erasures (id, account_id, user_id, anonymous_id, suppress, requested_by)
@@ -32,7 +32,7 @@ WITH first AS (
 UPDATE erasures e SET lease_owner = $1, lease_until = clock_timestamp() + $2 * interval '1 millisecond', attempts = e.attempts + 1
 FROM first
 WHERE e.account_id = first.account_id AND e.state = 'pending' AND (e.lease_until IS NULL OR e.lease_until < clock_timestamp())
-RETURNING e.id, e.account_id, e.user_id, e.anonymous_id, e.suppress, e.requested_by, e.requested_at, e.state, e.keys_erased_at, e.done_at, e.counts, e.error, e.attempts`;
+RETURNING e.id, e.account_id, e.user_id, e.anonymous_id, e.suppress, e.requested_by, e.requested_at, e.state, e.keys_erased_at, e.done_at, e.counts, e.progress, e.error, e.attempts`;
 
 export const renewLeases = `
 UPDATE erasures SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
@@ -89,6 +89,9 @@ WITH gone AS (
   RETURNING 1
 )
 SELECT count(*)::int AS deleted FROM gone`;
+
+/** Adds to what the erasure's attempts found: keys of $2 replace those before. */
+export const saveProgress = 'UPDATE erasures SET progress = progress || $2 WHERE id = $1';
 
 export const markDone = `
 UPDATE erasures SET state = 'done', done_at = clock_timestamp(), counts = $2, lease_owner = NULL, lease_until = NULL

@@ -111,5 +111,6 @@ export function open(box: SealedBox, key: Buffer, accountId: string, eventId: st
 export function unsealedData(type: EventType, stored: Record<string, unknown>, fields: Record<string, unknown> | null): Record<string, unknown> {
   const readable = { ...stored };
   delete readable.sealed;
-  return { ...readable, ...(fields ?? erasedValues[type]) };
+  // A copy: the empty values are the caller's to change.
+  return { ...readable, ...(fields ?? structuredClone(erasedValues[type])) };
 }
