@@ -43,8 +43,11 @@ describe('operator API: projections (e2e)', function () {
     const listed = whole.projections;
     const cli = await tracking(app, 'projections', 'status', '--json');
     expect(cli.code, cli.stderr).to.equal(0);
-    // Lag in seconds is measured at each call; all else is the same.
-    const comparable = (list: ProjectionStatus[]): Omit<ProjectionStatus, 'lagSeconds'>[] => list.map(({ lagSeconds: _lag, ...rest }) => rest);
+    // Lag in seconds is measured at each call, and a cursor's updatedAt moves when the worker
+    // passes events of types its projection does not read (the products cursor past the profile,
+    // after app.projected() has seen no lag of its own types); all else is the same.
+    const comparable = (list: ProjectionStatus[]): Omit<ProjectionStatus, 'lagSeconds' | 'updatedAt'>[] =>
+      list.map(({ lagSeconds: _lag, updatedAt: _updated, ...rest }) => rest);
     const fromCli = JSON.parse(cli.stdout) as ProjectionsStatus;
     expect(comparable(listed)).to.deep.equal(comparable(fromCli.projections));
     expect(listed.map((s) => s.projection)).to.deep.equal(['leads', 'user-events', 'products', 'track-index']);
