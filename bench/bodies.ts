@@ -36,14 +36,36 @@ export function userBody(n: number): string {
   return JSON.stringify(user(n, `bench-${run}-u${n}`));
 }
 
-export function eventBody(n: number): string {
-  return JSON.stringify({
-    // Events go to a large pool of known users, as they would after sign-up.
-    userId: `bench-${run}-e${n % 50_000}`,
+/** The n-th event of the person `userId`. */
+function event(n: number, userId: string): Record<string, unknown> {
+  return {
+    userId,
     eventName: ['page_view', 'add_to_cart', 'checkout_started'][n % 3],
     eventTime,
     eventData: { page: `/products/${n % 300}`, referrer: 'google', value: 19.99, items: 1 + (n % 4) },
-  });
+  };
+}
+
+export function eventBody(n: number): string {
+  // Events go to a large pool of known users, as they would after sign-up.
+  return JSON.stringify(event(n, `bench-${run}-e${n % 50_000}`));
+}
+
+/** Single events each naming a person never seen before (`tag` keeps scenarios apart): a person key made per request. */
+export function newPersonEventBody(tag: string): (n: number) => string {
+  return (n) => JSON.stringify(event(n, `bench-${run}-${tag}-n${n}`));
+}
+
+/** Single events over `persons` persons (`tag` names the set). */
+export function knownPersonEventBody(tag: string, persons: number): (n: number) => string {
+  return (n) => JSON.stringify(event(n, `bench-${run}-${tag}-k${n % persons}`));
+}
+
+/** Bulk bodies of `size` events, one per person, naming every one of knownPersonEventBody's `persons` persons once (`persons / size` bodies). */
+export function knownPersonsBulkBodies(tag: string, persons: number, size: number): string[] {
+  return Array.from({ length: Math.ceil(persons / size) }, (_, b) =>
+    JSON.stringify(Array.from({ length: Math.min(size, persons - b * size) }, (_, i) => event(i, `bench-${run}-${tag}-k${b * size + i}`))),
+  );
 }
 
 export function productEventBody(n: number): string {
@@ -97,6 +119,11 @@ export const bulkKinds: BulkKind[] = ['users', 'events', 'products', 'productsev
 /** Bulk bodies of `size` items of a kind for request n: users all new, the other kinds over pools. */
 export function bulkBodies(kind: BulkKind, size: number): (n: number) => string {
   return bulkOf(size, bulkItems[kind], kind === 'users' ? String : pooled);
+}
+
+/** Bulk bodies of `size` events, each naming its own person, over `pool` bodies: `pool * size` persons, each request naming `size` of them. */
+export function eventsBulkOverPool(size: number, pool: number): (n: number) => string {
+  return bulkOf(size, bulkItems.events, (n) => `p${n % pool}`);
 }
 
 /** True when a single-item reply says queued. */

@@ -41,6 +41,18 @@ export interface Row {
   projectionsDrain: { seconds: number; drained: boolean } | null;
 }
 
+/** A line of the targets table (targets.ts): what was measured against its goal. */
+export interface TargetLine {
+  target: string;
+  measured: string;
+  ceiling: string;
+  ratio: number | null;
+  goal: string;
+  met: boolean | null;
+  /** Cores busy with other work on the machine meanwhile: a high value means a noisy figure. */
+  otherCores: number | null;
+}
+
 /** A projection measurement: one projection, or all four together (the first row of a group). */
 export interface ProjectionRow {
   scenario: string;

@@ -8,11 +8,14 @@ import { postmasterPid } from './cpu.js';
 import { hostileGroup, largeReplies, printHostile, wideJson, type HostileRow } from './hostile.js';
 import { freshnessGroup, type FreshnessRow } from './freshness.js';
 import { printImport } from './import.js';
+import { erasureGroup, type ErasureResult } from './erasure.js';
+import { printErasure, printSealing } from './erasure-report.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
 import { projectionGroups, type Projected } from './projection-group.js';
 import { printIngest, printMemory, printProblems, printProjections, printVisibility } from './report.js';
 import { sdkGroup, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
+import { sealingGroup, type SealingResult } from './sealing.js';
 import { root, selected, settings, type ScenarioGroup } from './settings.js';
 import { printFreshness, printWorkers } from './sharing-report.js';
 import { applyCeilings, printTargets, targetLines } from './targets.js';
@@ -37,11 +40,15 @@ import { workersGroup, type WorkersResult } from './workers.js';
  *  - leads: the leads list on an account of a million leads (leads.ts), on a third;
  *  - sdk: the SDK's throughput and memory (sdk.ts), on a fourth;
  *  - hostile: the heap and a bystander's latency while two accounts send bodies that parse into
- *    millions of objects, or read back large stored events (hostile.ts), on a fifth.
+ *    millions of objects, or read back large stored events (hostile.ts), on a fifth;
+ *  - sealing: single events of new persons and of known ones, and bulk events, with PROJECTIONS=off
+ *    and SEALING on and off in turn, a fresh service each run (sealing.ts), on a sixth;
+ *  - erasure: the erasure of a person of 10,000 events, as npm start runs it, while another account
+ *    posts single events: its time, the other's req/s and p99 before and during, the memory (erasure.ts), on a seventh.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
- * there. Exits 1 if any response was not a success, a lead never showed or the read models
- * disagree with the store after a projection scenario.
+ * there. Exits 1 if any response was not a success, a lead never showed, the read models
+ * disagree with the store after a projection scenario or an erasure did not finish.
  */
 
 function machine(): Record<string, string | number> {
@@ -71,6 +78,8 @@ async function main(): Promise<void> {
     hostile: await mkdtemp(join(tmpdir(), 'tracking-bench-hostile-')),
     freshness: await mkdtemp(join(tmpdir(), 'tracking-bench-freshness-')),
     workers: await mkdtemp(join(tmpdir(), 'tracking-bench-workers-')),
+    sealing: await mkdtemp(join(tmpdir(), 'tracking-bench-sealing-')),
+    erasure: await mkdtemp(join(tmpdir(), 'tracking-bench-erasure-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -87,7 +96,10 @@ async function main(): Promise<void> {
 
     const hostile: HostileRow[] = selected.has('hostile') ? await hostileGroup(dirs.hostile, adminToken, children, { 'wide JSON': wideJson, 'large replies': largeReplies() }) : [];
 
-    const results = { ...ingested, projected, freshness, workers, children };
+    const sealing: SealingResult | null = selected.has('sealing') ? await sealingGroup(dirs.sealing, adminToken, children) : null;
+    const erasure: ErasureResult | null = selected.has('erasure') ? await erasureGroup(dirs.erasure, adminToken, children) : null;
+
+    const results = { ...ingested, projected, freshness, workers, sealing, erasure, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
     printIngest({ ...info, loadAvg1mAtEnd: loadAtEnd, minutes: ((performance.now() - started) / 60_000).toFixed(1) }, settings, ingested.rows);
@@ -101,13 +113,15 @@ async function main(): Promise<void> {
     if (leads.length) printLeads(leads, settings.leads, settings.leadsRequests);
     if (sdk && printSdk(sdk.rows, sdk.memory)) failed = true;
     if (hostile.length && printHostile(hostile)) failed = true;
+    if (sealing && printSealing(sealing)) failed = true;
+    if (erasure && printErasure(erasure)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
     if (printProblems(ingested.rows, children, [...projected.readModelProblems, ...(workers?.problems ?? [])])) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }

@@ -19,6 +19,7 @@ export function serviceEnv(dataDir: string, port: number, adminToken: string, ex
   delete env.PROJECTIONS;
   delete env.PROJECTION_POLL_MS;
   delete env.PROJECTION_BATCH_SIZE;
+  delete env.SEALING;
   return Object.assign(env, {
     DATA_DIR: dataDir,
     PORT: String(port),
@@ -38,17 +39,18 @@ export interface RunningService {
 
 /**
  * `node dist/src/main.js` on `dataDir` (its embedded PostgreSQL started or reused), healthy.
- * `projections: false` runs it with PROJECTIONS=off (the API alone).
+ * `projections: false` runs it with PROJECTIONS=off (the API alone); `sealing: false` with
+ * SEALING=off (new events stored unsealed).
  */
 export async function startService(
   name: string,
   dataDir: string,
   adminToken: string,
   children: Child[],
-  { projections = true, port }: { projections?: boolean; port?: number } = {},
+  { projections = true, sealing = true, port }: { projections?: boolean; sealing?: boolean; port?: number } = {},
 ): Promise<RunningService> {
   const listenOn = port ?? (await freePort());
-  const env = serviceEnv(dataDir, listenOn, adminToken, projections ? {} : { PROJECTIONS: 'off' });
+  const env = serviceEnv(dataDir, listenOn, adminToken, { ...(projections ? {} : { PROJECTIONS: 'off' }), ...(sealing ? {} : { SEALING: 'off' }) });
   const child = startChild(name, join(root, 'dist', 'src', 'main.js'), env, root, { nodeFlags: nodeFlagsOf('start') });
   children.push(child);
   say(`starting ${name} (embedded PostgreSQL in ${dataDir})`);
@@ -80,4 +82,23 @@ export async function createAccount(serviceUrl: string, adminToken: string, name
     throw new Error(`account creation answered ${response.status}: ${JSON.stringify(body)}`);
   }
   return { licenseCode: body.licenseCode, accessToken: body.accessToken };
+}
+
+/**
+ * POSTs each body to `url`, `concurrency` at a time; throws on the first reply that is not 200
+ * with every item queued (the bodies fill the store before a scenario, they are not measured).
+ */
+export async function postAll(url: string, accessToken: string, bodies: readonly string[], concurrency: number): Promise<void> {
+  let next = 0;
+  const poster = async (): Promise<void> => {
+    while (next < bodies.length) {
+      const body = bodies[next++] as string;
+      const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body });
+      const reply = await response.text();
+      if (!response.ok || !reply.includes('"status":"queued"') || reply.includes('"status":"error"')) {
+        throw new Error(`POST ${url} answered ${response.status}: ${reply.slice(0, 300)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, bodies.length) }, poster));
 }

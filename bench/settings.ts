@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
@@ -59,6 +59,13 @@ export const settings = {
   workersEvents: intEnv('BENCH_WORKERS_EVENTS', 250_000, 1_000),
   workersAccounts: intEnv('BENCH_WORKERS_ACCOUNTS', 64, 2),
   workersRounds: intEnv('BENCH_WORKERS_ROUNDS', 2, 1),
+  // Sealing: rounds of the three scenarios with SEALING on and off, each pair in turn (sealing.ts).
+  sealingRounds: intEnv('BENCH_SEALING_ROUNDS', 3, 1),
+  // Erasure: the erased person's events (posted in bulk of bulkSize), the bystander account's
+  // connections and its window of ingest before the erasure (erasure.ts).
+  erasureEvents: intEnv('BENCH_ERASURE_EVENTS', 10_000, 100),
+  erasureConnections: intEnv('BENCH_ERASURE_CONNECTIONS', 16, 1),
+  erasureBeforeSeconds: intEnv('BENCH_ERASURE_BEFORE', 8, 1),
   // Longest wait for the projections to catch up after an ingest scenario.
   drainLimitSeconds: intEnv('BENCH_DRAIN_LIMIT', 60, 0),
   // Past it, a catch-up, rebuild or import is stopped and its rate so far reported.

@@ -1,9 +1,12 @@
 import { mixedCeiling, type WriteCeilings } from './ceilings.js';
 import type { Child } from './children.js';
 import type { FreshnessRow } from './freshness.js';
+import { erasureTargetLines, sealingTargetLines } from './erasure-report.js';
+import type { ErasureResult } from './erasure.js';
 import type { ImportRow } from './import.js';
 import type { Projected } from './projection-group.js';
-import { table, type Row } from './report.js';
+import { table, type Row, type TargetLine } from './report.js';
+import type { SealingResult } from './sealing.js';
 import { settings } from './settings.js';
 import { evenSplit, twoOverOne, type WorkersResult } from './workers.js';
 
@@ -19,6 +22,8 @@ export interface Results {
   projected: Projected;
   freshness: FreshnessRow | null;
   workers: WorkersResult | null;
+  sealing: SealingResult | null;
+  erasure: ErasureResult | null;
   children: Child[];
 }
 
@@ -70,17 +75,6 @@ export function applyCeilings(results: Results): void {
       if (!row.scenario.startsWith(' ')) row.vsWrite = row.eventsPerSec / write;
     }
   }
-}
-
-interface TargetLine {
-  target: string;
-  measured: string;
-  ceiling: string;
-  ratio: number | null;
-  goal: string;
-  met: boolean | null;
-  /** Cores busy with other work on the machine meanwhile: a high value means a noisy figure. */
-  otherCores: number | null;
 }
 
 const whole = (value: number): string => Math.round(value).toLocaleString('en-US');
@@ -150,6 +144,8 @@ export function targetLines(results: Results): TargetLine[] {
     });
   }
   lines.push(...sharingLines(results));
+  if (results.sealing) lines.push(...sealingTargetLines(results.sealing));
+  if (results.erasure) lines.push(...erasureTargetLines(results.erasure));
   const services = results.children.filter((c) => c.name.startsWith('service') || c.name === 'worker');
   const peaks = services.filter((c) => c.rss.maxBytes !== null);
   if (peaks.length) {
