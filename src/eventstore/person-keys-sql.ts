@@ -3,24 +3,25 @@ import { escapeLiteral } from 'pg';
 /** The statements of person keys (migrations: erasure). */
 
 /**
- * Makes the keys of people who have none (in person order, so that two requests making keys of the
- * same new people wait for each other instead of deadlocking) and returns the current key of each:
- * those made now, and those that were there before the statement began. A key made by another
- * transaction meanwhile is in neither; the caller reads it again.
+ * Makes the keys of people who have none, of one or more accounts (in account and person order,
+ * so that two transactions making keys of the same new people wait for each other instead of
+ * deadlocking), and returns the current key of each: those made now, and those that were there
+ * before the statement began. A key made by another transaction meanwhile is in neither; the
+ * caller reads it again.
  */
 export const ensureKeys = `
 WITH wanted AS (
-  SELECT person_id, key FROM unnest($2::text[], $3::bytea[]) AS w(person_id, key)
+  SELECT account_id, person_id, key FROM unnest($1::uuid[], $2::text[], $3::bytea[]) AS w(account_id, person_id, key)
 ), made AS (
   INSERT INTO person_keys (account_id, person_id, key)
-  SELECT $1, person_id, key FROM wanted ORDER BY person_id
+  SELECT account_id, person_id, key FROM wanted ORDER BY account_id, person_id
   ON CONFLICT (account_id, person_id) WHERE erased_at IS NULL DO NOTHING
-  RETURNING key_id, person_id, key
+  RETURNING key_id, account_id, person_id, key
 )
-SELECT key_id, person_id, key FROM made
+SELECT key_id, account_id, person_id, key FROM made
 UNION ALL
-SELECT key_id, person_id, key FROM person_keys
-WHERE account_id = $1 AND person_id = ANY($2::text[]) AND erased_at IS NULL`;
+SELECT k.key_id, k.account_id, k.person_id, k.key FROM person_keys k JOIN wanted w USING (account_id, person_id)
+WHERE k.erased_at IS NULL`;
 
 export const currentKeys = `
 SELECT key_id, person_id, key FROM person_keys
@@ -39,10 +40,13 @@ WITH erased AS (
 SELECT count(*)::int AS erased FROM erased`;
 
 /** ensureKeys with its values as literals, for a statement sent with others in one round trip. */
-export function ensureKeysWithValues(accountId: string, persons: readonly string[], keys: readonly Buffer[]): string {
-  const texts = `ARRAY[${persons.map((person) => escapeLiteral(person)).join(', ')}]::text[]`;
-  const bytes = `ARRAY[${keys.map((key) => `'\\x${key.toString('hex')}'`).join(', ')}]::bytea[]`;
-  const values: Record<string, string> = { $1: `${escapeLiteral(accountId)}::uuid`, '$2::text[]': texts, '$3::bytea[]': bytes };
+export function ensureKeysWithValues(wanted: readonly { accountId: string; personId: string; key: Buffer }[]): string {
+  const array = (values: string[], type: string): string => `ARRAY[${values.join(', ')}]::${type}[]`;
+  const values: Record<string, string> = {
+    '$1::uuid[]': array(wanted.map((w) => escapeLiteral(w.accountId)), 'uuid'),
+    '$2::text[]': array(wanted.map((w) => escapeLiteral(w.personId)), 'text'),
+    '$3::bytea[]': array(wanted.map((w) => `'\\x${w.key.toString('hex')}'`), 'bytea'),
+  };
   // In one pass: a value is never read again for placeholders (a person id may hold their text).
-  return ensureKeys.replace(/\$1|\$2::text\[\]|\$3::bytea\[\]/g, (placeholder) => values[placeholder] as string);
+  return ensureKeys.replace(/\$1::uuid\[\]|\$2::text\[\]|\$3::bytea\[\]/g, (placeholder) => values[placeholder] as string);
 }

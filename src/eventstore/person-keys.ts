@@ -1,5 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { inOneRoundTrip } from '../db/transaction.js';
+import { GroupCommitter } from './group-commit.js';
 import type { ErasedMark } from './port.js';
 import * as sql from './person-keys-sql.js';
 import { newKey, type PersonId } from './sealing.js';
@@ -71,6 +72,8 @@ export class PersonKeys {
   private readonly sealing: ExpiringCache<string, SealingKey>;
   private readonly opening: ExpiringCache<number, OpeningKey>;
   private readonly cacheMs: number;
+  /** Keys wanted by requests at the same time are made together, in one transaction. */
+  private readonly maker: GroupCommitter<KeysWanted, KeyRow[]>;
 
   constructor(
     private readonly pool: Pool,
@@ -79,6 +82,15 @@ export class PersonKeys {
     this.cacheMs = options.cacheMs ?? keyCacheMs;
     this.sealing = new ExpiringCache(this.cacheMs);
     this.opening = new ExpiringCache(this.cacheMs);
+    this.maker = new GroupCommitter({
+      flush: async (units) => {
+        const rows = new Map((await this.ensure(units)).map((row) => [`${row.account_id}/${row.person_id}`, row]));
+        return units.map((unit) => ({ status: 'fulfilled', value: unit.persons.flatMap((person) => rows.get(`${unit.accountId}/${person}`) ?? []) }));
+      },
+      sizeOf: (unit) => unit.persons.length,
+      maxBatchSize: 1_000,
+      maxConcurrentFlushes: 2,
+    });
   }
 
   /** The current key of each person of an account, made for those who have none. */
@@ -92,8 +104,7 @@ export class PersonKeys {
       else missing.push(person);
     }
     if (missing.length === 0) return found;
-    missing.sort();
-    let rows = await this.ensure(accountId, missing);
+    let rows = await this.maker.submit({ accountId, persons: missing });
     for (const row of rows) found.set(row.person_id, { id: row.key_id, key: row.key });
     const raced = missing.filter((person) => !found.has(person));
     if (raced.length > 0) {
@@ -137,16 +148,27 @@ export class PersonKeys {
     return found;
   }
 
-  private async ensure(accountId: string, persons: readonly PersonId[]): Promise<KeyRow[]> {
-    const keys = persons.map(() => newKey());
-    if (this.options.flushedWithTheEvents !== true) return (await this.pool.query<KeyRow>(sql.ensureKeys, [accountId, persons, keys])).rows;
+  private async ensure(units: readonly KeysWanted[]): Promise<KeyRow[]> {
+    const wanted = new Map<string, { accountId: string; personId: string; key: Buffer }>();
+    for (const { accountId, persons } of units) for (const personId of persons) wanted.set(`${accountId}/${personId}`, { accountId, personId, key: newKey() });
+    const list = [...wanted.values()];
+    if (this.options.flushedWithTheEvents !== true) {
+      return (await this.pool.query<KeyRow>(sql.ensureKeys, [list.map((w) => w.accountId), list.map((w) => w.personId), list.map((w) => w.key)])).rows;
+    }
     // One round trip for the transaction and its setting: a session setting would outlive this use of the pooled connection.
-    return inOneRoundTrip<KeyRow>(this.pool, ['SET LOCAL synchronous_commit = off'], sql.ensureKeysWithValues(accountId, persons, keys));
+    return inOneRoundTrip<KeyRow>(this.pool, ['SET LOCAL synchronous_commit = off'], sql.ensureKeysWithValues(list));
   }
 }
 
 interface KeyRow {
   key_id: number;
+  account_id: string;
   person_id: string;
   key: Buffer;
+}
+
+/** The people of one account whose keys a request needs and no cache held. */
+interface KeysWanted {
+  accountId: string;
+  persons: PersonId[];
 }
