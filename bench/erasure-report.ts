@@ -20,7 +20,7 @@ const mb = (bytes: number | null): string => (bytes === null ? '-' : `${(bytes /
 
 /** Prints every run, then the medians with and without; returns true when a response failed. */
 export function printSealing(result: SealingResult): boolean {
-  console.log(`\nsealing: the ingest paths with SEALING on and off (PROJECTIONS=off, rate limits off; ${result.rounds} rounds, the service started afresh for each run, one data directory)`);
+  console.log(`\nsealing: the ingest paths with SEALING on and off (PROJECTIONS=off, rate limits off; ${result.rounds} round${result.rounds === 1 ? '' : 's'}, the service started afresh for each run, one data directory)`);
   const header = ['scenario', 'round', 'service runs', 'req/s', 'items/s', 'p50 ms', 'p99 ms', 'failed', 'ev/commit', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other'];
   // Each scenario's runs together, in the order they ran.
   const byScenario = result.summary.flatMap((s) => result.runs.flatMap((run) => run.rows.filter((r) => r.scenario === s.scenario).map((r) => ({ run, r }))));
