@@ -1,5 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { inOneRoundTrip } from '../db/transaction.js';
+import { ExpiringCache } from '../expiring-cache.js';
 import { GroupCommitter } from './group-commit.js';
 import type { ErasedMark } from './port.js';
 import * as sql from './person-keys-sql.js';
@@ -22,38 +23,6 @@ export const keyCacheMs = 5_000;
 
 /** Keys held at most per cache: a key and its ids take about 200 bytes, so a few MB. */
 const maxCachedKeys = 20_000;
-
-interface Cached<V> {
-  value: V;
-  until: number;
-}
-
-/** A map whose entries expire, holding at most `max` (the oldest go first). */
-class ExpiringCache<K, V> {
-  private readonly entries = new Map<K, Cached<V>>();
-  constructor(
-    private readonly ttlMs: number,
-    private readonly max = maxCachedKeys,
-  ) {}
-
-  get(key: K, now: number): V | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.until > now) return entry.value;
-    this.entries.delete(key);
-    return undefined;
-  }
-
-  set(key: K, value: V, now: number, ttlMs = this.ttlMs): void {
-    this.entries.delete(key);
-    this.entries.set(key, { value, until: now + ttlMs });
-    while (this.entries.size > this.max) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done) break;
-      this.entries.delete(oldest.value);
-    }
-  }
-}
 
 export interface PersonKeysOptions {
   /** How long a key read is used before it is read again; default keyCacheMs. */
@@ -80,8 +49,8 @@ export class PersonKeys {
     private readonly options: PersonKeysOptions = {},
   ) {
     this.cacheMs = options.cacheMs ?? keyCacheMs;
-    this.sealing = new ExpiringCache(this.cacheMs);
-    this.opening = new ExpiringCache(this.cacheMs);
+    this.sealing = new ExpiringCache(this.cacheMs, maxCachedKeys);
+    this.opening = new ExpiringCache(this.cacheMs, maxCachedKeys);
     this.maker = new GroupCommitter({
       flush: async (units) => {
         const rows = new Map((await this.ensure(units)).map((row) => [`${row.account_id}/${row.person_id}`, row]));

@@ -1,5 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { keyCacheMs } from '../eventstore/person-keys.js';
+import { ExpiringCache } from '../expiring-cache.js';
 import { personIds } from '../eventstore/sealing.js';
 import { rejected, type ItemResult } from './results.js';
 
@@ -20,26 +21,22 @@ const maxAccounts = 10_000;
  * waits that long after suppressing before its second pass, which erases what came in meanwhile.
  */
 export class SuppressedIds implements SuppressionList {
-  private readonly lists = new Map<string, { read: Promise<SuppressedSet>; until: number }>();
+  private readonly lists: ExpiringCache<string, Promise<SuppressedSet>>;
 
   constructor(
     private readonly pool: Pool,
-    private readonly cacheMs = keyCacheMs,
-  ) {}
+    cacheMs = keyCacheMs,
+  ) {
+    this.lists = new ExpiringCache(cacheMs, maxAccounts);
+  }
 
   of(accountId: string): Promise<SuppressedSet> {
     const now = Date.now();
-    const held = this.lists.get(accountId);
-    if (held && held.until > now) return held.read;
+    const held = this.lists.get(accountId, now);
+    if (held) return held;
     const read = this.pool.query<{ person_id: string }>(suppressedOfAccount, [accountId]).then(({ rows }) => new Set(rows.map((r) => r.person_id)));
-    this.lists.delete(accountId);
-    this.lists.set(accountId, { read, until: now + this.cacheMs });
-    read.catch(() => this.lists.delete(accountId));
-    while (this.lists.size > maxAccounts) {
-      const oldest = this.lists.keys().next();
-      if (oldest.done) break;
-      this.lists.delete(oldest.value);
-    }
+    this.lists.set(accountId, read, now);
+    read.catch(() => this.lists.delete(accountId, read));
     return read;
   }
 }
