@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from '../../src/db/pool.js';
 import type { Logger } from '../../src/logger.js';
 import * as sql from './checkpoints-sql.js';
@@ -44,8 +45,6 @@ export async function requestRebuildWithoutWaiting(pool: Pool, projection: Proje
   // Asked for by someone else meanwhile.
   return { requested: false, rebuild: await underWay() };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Rebuilds projections: their read models are emptied and every stored event replayed, while the
@@ -127,6 +126,41 @@ export async function rebuildAccount(pool: Pool, selected: readonly Projection[]
     }
     await client.query(accountsSql.markReset, [accountId]);
   });
+}
+
+/**
+ * Rebuilds one account (rebuildAccount) and resolves once its cursors have caught up. With no
+ * worker alive, one started here does the replay, and stops at the end; it is looked for again
+ * every few seconds while waiting, so that a worker dying meanwhile does not leave the wait without
+ * end. Gives up (throws) once `stopped` says so. Says whether a worker of this process took part.
+ */
+export async function rebuildAccountAndWait(
+  pool: Pool,
+  store: WorkerStore,
+  log: Logger,
+  selected: readonly Projection[],
+  accountId: string,
+  { pollMs = 200, stopped = () => false }: { pollMs?: number; stopped?: () => boolean } = {},
+): Promise<{ ranHere: boolean }> {
+  let worker: ProjectionWorker | null = null;
+  const ensureWorker = async (): Promise<void> => {
+    if (worker || ((await pool.query<{ live: number }>(claimsSql.liveWorkers)).rows[0]?.live ?? 0) > 0) return;
+    worker = new ProjectionWorker({ pool, store, log, projections, lanes: 2 }).start();
+  };
+  const looksPerCheck = Math.max(1, Math.round(5_000 / pollMs));
+  try {
+    // Started before the rows go, so that a failure to start leaves the read models as they were.
+    await ensureWorker();
+    await rebuildAccount(pool, selected, accountId);
+    for (let looks = 1; !(await accountCaughtUp(pool, selected, accountId)); looks += 1) {
+      if (stopped()) throw new Error('stopped before the rebuild was done');
+      if (looks % looksPerCheck === 0) await ensureWorker();
+      await sleep(pollMs);
+    }
+  } finally {
+    await (worker as ProjectionWorker | null)?.stop();
+  }
+  return { ranHere: worker !== null };
 }
 
 /** Whether every selected projection's cursor of the account has caught up since it was made again. */

@@ -1,3 +1,5 @@
+import { findAccount } from '../accounts/accounts.js';
+import type { Account } from '../accounts/account.js';
 import { loadConfig } from '../config.js';
 import { embeddedDatabaseExists, openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
@@ -59,4 +61,11 @@ export class CliError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The account an `--account <license|id>` names; exit 1 when there is none. */
+export async function accountArgument(pool: Pool, given: string): Promise<Account> {
+  const account = await findAccount(pool, given, { orId: true });
+  if (!account) throw new CliError(`no account with the license code or id ${given}`);
+  return account;
 }

@@ -1,11 +1,10 @@
-import { findAccount } from '../accounts/accounts.js';
 import type { Account } from '../accounts/account.js';
-import type { Pool } from '../db/pool.js';
 import { checkErasureRequest, findErasure, listErasures, requestErasure, type Erasure, type ErasureCounts } from '../erasure/requests.js';
 import { ErasureRunner } from '../erasure/runner.js';
 import { Validator } from '../ingest/validation.js';
-import { CliError, withContext, type CliContext } from './context.js';
+import { accountArgument, CliError, withContext, type CliContext } from './context.js';
 import { instantText } from './instant-text.js';
+import { table } from './projections-text.js';
 
 const pollMs = 200;
 const defaultLimit = 50;
@@ -48,12 +47,6 @@ const whoText = (erasure: Erasure): string =>
     .filter((part) => part !== null)
     .join(' + ');
 
-async function accountOf(pool: Pool, given: string): Promise<Account> {
-  const account = await findAccount(pool, given, { orId: true });
-  if (!account) throw new CliError(`no account with the license code or id ${given}`);
-  return account;
-}
-
 /**
  * Waits until the erasure is done or failed. A runner of this process takes part meanwhile (the
  * account's erasures only), so that it completes also when no service process runs: claims are
@@ -88,7 +81,7 @@ export async function eraseCommand(args: string[], options: EraseOptions): Promi
   });
   if (!checked.ok) throw new CliError(checked.message);
   const erasure = await withContext(async (ctx) => {
-    const account = await accountOf(ctx.pool, given);
+    const account = await accountArgument(ctx.pool, given);
     const requested = await requestErasure(ctx.pool, account.id, checked.request, 'cli');
     return wait ? untilFinished(ctx, account, requested.id) : requested;
   });
@@ -110,7 +103,7 @@ export async function erasuresCommand(args: string[], options: ErasuresOptions):
   if (args.length > 0 || !given) throw new CliError(erasuresUsage, 2);
   const limit = options.limit === undefined ? defaultLimit : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) throw new CliError(`--limit must be an integer from 1 to ${maxLimit}\n${erasuresUsage}`, 2);
-  const page = await withContext(async ({ pool }) => listErasures(pool, (await accountOf(pool, given)).id, limit));
+  const page = await withContext(async ({ pool }) => listErasures(pool, (await accountArgument(pool, given)).id, limit));
   if (json) {
     console.log(JSON.stringify(page.erasures));
     return;
@@ -119,9 +112,9 @@ export async function erasuresCommand(args: string[], options: ErasuresOptions):
     console.log('no erasures');
     return;
   }
-  const rows = [
+  const lines = table(
     ['id', 'state', 'who', 'requested', 'done', 'erased'],
-    ...page.erasures.map((e) => [
+    page.erasures.map((e) => [
       e.id,
       e.state,
       `${whoText(e)}${e.suppress ? ' (suppressed)' : ''}`,
@@ -129,8 +122,7 @@ export async function erasuresCommand(args: string[], options: ErasuresOptions):
       instantText(e.doneAt),
       e.counts ? countsText(e.counts) : (e.error ?? '—'),
     ]),
-  ];
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-  for (const row of rows) console.log(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  '));
+  );
+  for (const line of lines) console.log(line);
   if (page.nextCursor) console.log(`(the latest ${limit}; --limit for more)`);
 }

@@ -1,10 +1,6 @@
-import { projections } from '../../projections/index.js';
-import { liveWorkers } from '../../projections/runner/claims-sql.js';
 import type { Projection } from '../../projections/runner/projection.js';
-import { accountCaughtUp, rebuildAccount } from '../../projections/runner/rebuild.js';
-import { ProjectionWorker } from '../../projections/runner/worker.js';
-import { findAccount } from '../accounts/accounts.js';
-import { CliError, type CliContext } from './context.js';
+import { rebuildAccountAndWait } from '../../projections/runner/rebuild.js';
+import { accountArgument, type CliContext } from './context.js';
 
 const pollMs = 200;
 
@@ -14,21 +10,12 @@ const pollMs = 200;
  * here does it (and stops at the end), as a whole rebuild does.
  */
 export async function rebuildOneAccount({ pool, store, log }: CliContext, selected: readonly Projection[], given: string, json: boolean): Promise<void> {
-  const account = await findAccount(pool, given, { orId: true });
-  if (!account) throw new CliError(`no account with the license code or id ${given}`, 1);
+  const account = await accountArgument(pool, given);
   const started = Date.now();
-  const live = (await pool.query<{ live: number }>(liveWorkers)).rows[0]?.live ?? 0;
-  // Started before the rows go, so that a failure to start leaves the read models as they were.
-  const worker = live === 0 ? new ProjectionWorker({ pool, store, log, projections, lanes: 2 }).start() : null;
-  try {
-    await rebuildAccount(pool, selected, account.id);
-    while (!(await accountCaughtUp(pool, selected, account.id))) await new Promise((resolve) => setTimeout(resolve, pollMs));
-  } finally {
-    await worker?.stop();
-  }
+  const { ranHere } = await rebuildAccountAndWait(pool, store, log, selected, account.id, { pollMs });
   const seconds = (Date.now() - started) / 1000;
   const names = selected.map((p) => p.name);
-  const by = worker ? 'in this process' : 'by the workers';
-  if (json) console.log(JSON.stringify({ accountId: account.id, licenseCode: account.licenseCode, projections: names, ranHere: worker !== null, seconds }));
+  const by = ranHere ? 'in this process' : 'by the workers';
+  if (json) console.log(JSON.stringify({ accountId: account.id, licenseCode: account.licenseCode, projections: names, ranHere, seconds }));
   else console.log(`account ${account.licenseCode} (${account.name}): ${names.join(', ')} rebuilt ${by} in ${seconds.toFixed(1)} s`);
 }

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { projections as allProjections } from '../../projections/index.js';
-import { liveWorkers } from '../../projections/runner/claims-sql.js';
 import type { Projection } from '../../projections/runner/projection.js';
-import { accountCaughtUp, rebuildAccount } from '../../projections/runner/rebuild.js';
-import { ProjectionWorker } from '../../projections/runner/worker.js';
+import { rebuildAccountAndWait } from '../../projections/runner/rebuild.js';
 import type { Pool } from '../db/pool.js';
 import { keyCacheMs } from '../eventstore/person-keys.js';
 import { eraseKeys } from '../eventstore/person-keys-sql.js';
@@ -48,8 +47,6 @@ interface Persons {
   /** The ids as JSON strings and quoted '...': how excerpts, replies and messages hold them. */
   needles: string[];
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Carries out erasure requests (docs/decisions.md, Erasure): a durable job each, claimed under a
@@ -187,29 +184,12 @@ export class ErasureRunner {
     };
   }
 
-  /** Rebuilds the account's read models and waits until they are caught up (with a worker of its own when none runs). */
+  /** Rebuilds the account's read models and waits until they are caught up (with a worker of its own when none runs: rebuildAccountAndWait). */
   private async rebuild(accountId: string): Promise<void> {
     const { pool, store, log } = this.options;
     // Met later, the account's events are read as they are then: erased.
     if (!(await pool.query<{ projected: boolean }>(sql.accountProjected, [accountId])).rows[0]?.projected) return;
-    // With no projection worker alive, one of its own does the replay; looked at again while it
-    // waits, so that a worker dying meanwhile does not leave the erasure waiting for ever.
-    let worker: ProjectionWorker | null = null;
-    const ensureWorker = async (): Promise<void> => {
-      if (worker || ((await pool.query<{ live: number }>(liveWorkers)).rows[0]?.live ?? 0) > 0) return;
-      worker = new ProjectionWorker({ pool, store, log, projections: this.projections, lanes: 2 }).start();
-    };
-    try {
-      await ensureWorker();
-      await rebuildAccount(pool, this.projections, accountId);
-      for (let looks = 1; !(await accountCaughtUp(pool, this.projections, accountId)); looks += 1) {
-        if (this.stopped) throw new Error('stopped before the rebuild was done');
-        if (looks % 25 === 0) await ensureWorker();
-        await sleep(200);
-      }
-    } finally {
-      await (worker as ProjectionWorker | null)?.stop();
-    }
+    await rebuildAccountAndWait(pool, store, log, this.projections, accountId, { stopped: () => this.stopped });
   }
 
   /**
