@@ -66,10 +66,11 @@ export class SealedEventStore implements EventStore {
   }
 
   private async sealAll(events: NewEvent[]): Promise<NewEvent[]> {
+    const personOfEvent = events.map(personOf);
     const personsByAccount = new Map<string, string[]>();
-    for (const event of events) {
-      const person = personOf(event);
-      if (person === null) continue;
+    for (const [i, event] of events.entries()) {
+      const person = personOfEvent[i];
+      if (person === null || person === undefined) continue;
       const persons = personsByAccount.get(event.metadata.accountId) ?? [];
       persons.push(person);
       personsByAccount.set(event.metadata.accountId, persons);
@@ -84,11 +85,11 @@ export class SealedEventStore implements EventStore {
       // Without its keys nothing can be stored: refused as the store's own outage is (503).
       throw asStoreUnavailable(error);
     }
-    return events.map((event) => {
-      const person = personOf(event);
-      const key = person === null ? undefined : keysByAccount.get(event.metadata.accountId)?.get(person);
+    return events.map((event, i) => {
+      const person = personOfEvent[i];
+      const key = person === null || person === undefined ? undefined : keysByAccount.get(event.metadata.accountId)?.get(person);
       if (!key) return event;
-      // The sealed data is not of the contract's shape: it is only ever stored, and read back through openAll.
+      // The sealed data is not of the contract's shape: it is only ever stored, and read back through openEvents.
       return { ...event, data: seal(event, key) } as NewEvent;
     });
   }
