@@ -16,6 +16,7 @@ import { projectionGroups, type Projected } from './projection-group.js';
 import { printIngest, printMemory, printProblems, printProjections, printVisibility } from './report.js';
 import { sdkGroup, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
 import { sealingGroup, type SealingResult } from './sealing.js';
+import { browserGroup, printBrowser, type BrowserResult } from './browser.js';
 import { root, selected, settings, type ScenarioGroup } from './settings.js';
 import { printFreshness, printWorkers } from './sharing-report.js';
 import { applyCeilings, printTargets, targetLines } from './targets.js';
@@ -44,7 +45,9 @@ import { workersGroup, type WorkersResult } from './workers.js';
  *  - sealing: single events of new persons and of known ones, and bulk events, with PROJECTIONS=off
  *    and SEALING on and off in turn, a fresh service each run (sealing.ts), on a sixth;
  *  - erasure: the erasure of a person of 10,000 events, as npm start runs it, while another account
- *    posts single events: its time, the other's req/s and p99 before and during, the memory (erasure.ts), on a seventh.
+ *    posts single events: its time, the other's req/s and p99 before and during, the memory (erasure.ts), on a seventh;
+ *  - browser: single and bulk events sent with a browser key (?key=, Origin, text/plain) and with an
+ *    access token, in turn, PROJECTIONS=off (browser.ts), on an eighth.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed, the read models
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
     workers: await mkdtemp(join(tmpdir(), 'tracking-bench-workers-')),
     sealing: await mkdtemp(join(tmpdir(), 'tracking-bench-sealing-')),
     erasure: await mkdtemp(join(tmpdir(), 'tracking-bench-erasure-')),
+    browser: await mkdtemp(join(tmpdir(), 'tracking-bench-browser-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -99,7 +103,9 @@ async function main(): Promise<void> {
     const sealing: SealingResult | null = selected.has('sealing') ? await sealingGroup(dirs.sealing, adminToken, children) : null;
     const erasure: ErasureResult | null = selected.has('erasure') ? await erasureGroup(dirs.erasure, adminToken, children) : null;
 
-    const results = { ...ingested, projected, freshness, workers, sealing, erasure, children };
+    const browser: BrowserResult | null = selected.has('browser') ? await browserGroup(dirs.browser, adminToken, children) : null;
+
+    const results = { ...ingested, projected, freshness, workers, sealing, erasure, browser, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
     printIngest({ ...info, loadAvg1mAtEnd: loadAtEnd, minutes: ((performance.now() - started) / 60_000).toFixed(1) }, settings, ingested.rows);
@@ -115,13 +121,14 @@ async function main(): Promise<void> {
     if (hostile.length && printHostile(hostile)) failed = true;
     if (sealing && printSealing(sealing)) failed = true;
     if (erasure && printErasure(erasure)) failed = true;
+    if (browser && printBrowser(browser)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
     if (printProblems(ingested.rows, children, [...projected.readModelProblems, ...(workers?.problems ?? [])])) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }

@@ -11,7 +11,7 @@ export interface Account {
   accessToken: string;
 }
 
-/** The service's environment for a data directory: rate limits off, logs at warn. */
+/** The service's environment for a data directory: rate limits off (a browser key's too), logs at warn. */
 export function serviceEnv(dataDir: string, port: number, adminToken: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.DATABASE_URL;
@@ -26,6 +26,8 @@ export function serviceEnv(dataDir: string, port: number, adminToken: string, ex
     ADMIN_TOKEN: adminToken,
     PRODUCTSEVENTS_RATE_LIMIT: '0',
     INGEST_RATE_LIMIT: '0',
+    BROWSER_ADDRESS_RATE_LIMIT: '0',
+    BROWSER_KEY_RATE_LIMIT: '0',
     LOG_LEVEL: 'warn',
     ...extra,
   });
@@ -47,10 +49,10 @@ export async function startService(
   dataDir: string,
   adminToken: string,
   children: Child[],
-  { projections = true, sealing = true, port }: { projections?: boolean; sealing?: boolean; port?: number } = {},
+  { projections = true, sealing = true, port, env: extra = {} }: { projections?: boolean; sealing?: boolean; port?: number; env?: Record<string, string> } = {},
 ): Promise<RunningService> {
   const listenOn = port ?? (await freePort());
-  const env = serviceEnv(dataDir, listenOn, adminToken, { ...(projections ? {} : { PROJECTIONS: 'off' }), ...(sealing ? {} : { SEALING: 'off' }) });
+  const env = serviceEnv(dataDir, listenOn, adminToken, { ...(projections ? {} : { PROJECTIONS: 'off' }), ...(sealing ? {} : { SEALING: 'off' }), ...extra });
   const child = startChild(name, join(root, 'dist', 'src', 'main.js'), env, root, { nodeFlags: nodeFlagsOf('start') });
   children.push(child);
   say(`starting ${name} (embedded PostgreSQL in ${dataDir})`);

@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
@@ -61,6 +61,8 @@ export const settings = {
   workersRounds: intEnv('BENCH_WORKERS_ROUNDS', 2, 1),
   // Sealing: rounds of the three scenarios with SEALING on and off, each pair in turn (sealing.ts).
   sealingRounds: intEnv('BENCH_SEALING_ROUNDS', 3, 1),
+  // Browser keys: rounds of a browser key's requests and an access token's, in turn (browser.ts).
+  browserRounds: intEnv('BENCH_BROWSER_ROUNDS', 3, 1),
   // Erasure: the erased person's events (posted in bulk of bulkSize), the bystander account's
   // connections and its window of ingest before the erasure (erasure.ts).
   erasureEvents: intEnv('BENCH_ERASURE_EVENTS', 10_000, 100),

@@ -7,6 +7,7 @@ import type { ImportRow } from './import.js';
 import type { Projected } from './projection-group.js';
 import { table, type Row, type TargetLine } from './report.js';
 import type { SealingResult } from './sealing.js';
+import { browserTargetLines, type BrowserResult } from './browser.js';
 import { settings } from './settings.js';
 import { evenSplit, twoOverOne, type WorkersResult } from './workers.js';
 
@@ -23,6 +24,7 @@ export interface Results {
   freshness: FreshnessRow | null;
   workers: WorkersResult | null;
   sealing: SealingResult | null;
+  browser: BrowserResult | null;
   erasure: ErasureResult | null;
   children: Child[];
 }
@@ -145,6 +147,7 @@ export function targetLines(results: Results): TargetLine[] {
   }
   lines.push(...sharingLines(results));
   if (results.sealing) lines.push(...sealingTargetLines(results.sealing));
+  if (results.browser) lines.push(...browserTargetLines(results.browser));
   if (results.erasure) lines.push(...erasureTargetLines(results.erasure));
   const services = results.children.filter((c) => c.name.startsWith('service') || c.name === 'worker');
   const peaks = services.filter((c) => c.rss.maxBytes !== null);

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 
 /** Every access token starts with it (src/accounts/tokens.ts); the admin token may not. */
 export const accessTokenPrefix = 'trk_';
+/** Browser keys (docs/browser.md) start with this. */
+export const browserKeyPrefix = 'tbk_';
 
 /**
  * Bytes one write may hold by default: EventStoreDB's default `MaxAppendSize` (1 MiB). Servers up
@@ -38,6 +40,10 @@ export interface Config {
   productEventsPerMinute: number;
   /** Requests per minute per account on each other ingest endpoint, per process. */
   otherEndpointsPerMinute: number;
+  /** Requests per minute of one browser key from one client address (IPv6: its /64), per process; 0: no limit. */
+  browserAddressPerMinute: number;
+  /** Requests per minute of one browser key from all addresses, shared by every process; 0: no limit. */
+  browserKeyPerMinute: number;
   /** A database query unanswered for this long fails, and the request gets 503. */
   queryTimeoutMs: number;
   /** How long the leads list counts its total exactly before PostgreSQL's estimate answers instead (LEADS_EXACT_COUNT_MS). */
@@ -88,12 +94,13 @@ function trustProxySetting(raw: string | undefined): string | number | undefined
 }
 
 /**
- * ADMIN_TOKEN: any text, except one starting as access tokens do: a token starting with `trk_` is
- * taken for an access token, and guesses of one are not counted (src/http/sign-in-limit.ts).
+ * ADMIN_TOKEN: any text, except one starting as access tokens or browser keys do: a token starting
+ * with `trk_` or `tbk_` is taken for one, and guesses of one are not counted (src/http/sign-in-limit.ts).
  */
 function adminTokenSetting(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   if (raw.startsWith(accessTokenPrefix)) throw new Error(`ADMIN_TOKEN must not start with '${accessTokenPrefix}', the prefix of access tokens`);
+  if (raw.startsWith(browserKeyPrefix)) throw new Error(`ADMIN_TOKEN must not start with '${browserKeyPrefix}', the prefix of browser keys`);
   return raw;
 }
 
@@ -114,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxySetting(env.TRUST_PROXY),
     productEventsPerMinute: intSetting(env, 'PRODUCTSEVENTS_RATE_LIMIT', 10_000),
     otherEndpointsPerMinute: intSetting(env, 'INGEST_RATE_LIMIT', 600_000),
+    browserAddressPerMinute: intSetting(env, 'BROWSER_ADDRESS_RATE_LIMIT', 600),
+    browserKeyPerMinute: intSetting(env, 'BROWSER_KEY_RATE_LIMIT', 6_000),
     queryTimeoutMs: intSetting(env, 'QUERY_TIMEOUT_MS', 10_000),
     leadsExactCountMs: Math.max(1, intSetting(env, 'LEADS_EXACT_COUNT_MS', 50)),
     logLevel: env.LOG_LEVEL || 'info',

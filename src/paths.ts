@@ -9,3 +9,6 @@ export const migrationsDir = resolve(projectRoot, 'migrations');
 export const dashboardDistDir = resolve(projectRoot, 'dashboard', 'dist');
 /** The OpenAPI document, written by `npm run build` (src/openapi/write.ts) and served at /openapi.json. */
 export const openApiDocumentPath = resolve(projectRoot, 'dist', 'openapi.json');
+/** The browser SDK as built by `npm run build` (sdk/build-browser.js): tracking.mjs and tracking.js. */
+export const browserSdkDir = resolve(projectRoot, 'sdk', 'dist', 'browser');
+export const sdkPackagePath = resolve(projectRoot, 'sdk', 'package.json');

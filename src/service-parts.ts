@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { AccountDirectory } from './accounts/directory.js';
+import { BrowserKeyRegistry } from './accounts/browser-key-registry.js';
 import { SessionStore } from './accounts/sessions.js';
 import { IngestActivity } from './activity/recorder.js';
 import type { Config } from './config.js';
@@ -41,6 +42,7 @@ export function createServiceParts(config: Config, pool: Pool, log: Logger, metr
     commands: { store, validator: new Validator(), registry: new AttributeTypeRegistry(pool), identities: new IdentityMap(pool), suppressed: new SuppressedIds(pool) },
     idempotency: new IdempotencyKeys(pool),
     accounts: new AccountDirectory(pool, undefined, log),
+    browserKeys: new BrowserKeyRegistry(pool, undefined, log),
     sessions: new SessionStore(pool, config.adminToken),
     // Written once a second; close() before the pool ends.
     activity: new IngestActivity(pool, log, {}, metrics),

@@ -106,7 +106,7 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     queued(await app.ingest(account, 'productsevents', { productId: 'p-1', eventName: 'view' }));
     queued(await app.ingest(account, 'productsevents', { productId: 'p-1', eventName: 'view' }));
     const limited = requestError(await app.ingest(account, 'productsevents', { productId: 'p-1', eventName: 'view' }), 429);
-    const unsupported = requestError(await app.ingest(account, 'events', null, { raw: 'userId=u-1', headers: { 'content-type': 'text/plain' } }), 415);
+    const unsupported = requestError(await app.ingest(account, 'events', null, { raw: 'userId=u-1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
     const malformed = requestError(await app.ingest(account, 'products', null, { raw: '{"productId": "p-1",' }), 400);
     const key = { headers: { 'idempotency-key': 'k-1' } };
     queued(await app.ingest(account, 'products', { productId: 'p-1' }, key));
@@ -199,11 +199,15 @@ describe('ingest activity: warnings and overview (e2e)', () => {
     expect(overview.perHour).to.deep.equal([]);
   });
 
-  it('does not record items refused before the account is known', async () => {
+  it("records a wrong token of the account's license code, without its body; an unknown license code is nobody's", async () => {
+    requestError(await app.ingest({ ...account, licenseCode: 'f'.repeat(24) }, 'events', { userId: 'u-0' }, { authorization: 'Bearer wrong' }), 401);
     requestError(await app.ingest(account, 'events', { userId: 'u-1' }, { authorization: 'Bearer wrong' }), 401);
     itemError(await app.ingest(account, 'events', { userId: 'u-2' }));
-    const { warnings } = await pollUntil<{ warnings: Warning[] }>(app, path('warnings/recent'), bearer(account), (w) => w.warnings.length > 0);
-    expect(warnings.map((w) => w.excerpt)).to.deep.equal(['{"userId":"u-2"}']);
+    const { warnings } = await pollUntil<{ warnings: Warning[] }>(app, path('warnings/recent'), bearer(account), (w) => w.warnings.length > 1);
+    expect(warnings.map((w) => [w.reason, w.status, w.excerpt]).sort()).to.deep.equal([
+      ['schema', 400, '{"userId":"u-2"}'],
+      ['unauthorized', 401, null],
+    ]);
   });
 
   it('refuses a limit out of range with 400 form A naming it', async () => {

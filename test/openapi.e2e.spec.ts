@@ -6,7 +6,9 @@ import { openApiDocumentPath } from '../src/paths.js';
 import { adminToken, TestApp, type Credentials, type PostOptions, type Reply } from './support/app.js';
 import { until } from './support/eventually.js';
 import { DocumentedReplies } from './support/openapi-replies.js';
-import { queued } from './support/replies.js';
+import { routeLabel } from '../src/http/route-label.js';
+import { openApiPath } from '../src/openapi/document.js';
+import { bulkResults, queued } from './support/replies.js';
 
 /**
  * The served OpenAPI document, and the service's real replies held against it: each call below is
@@ -18,7 +20,8 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
   let app: TestApp;
   let account: Credentials;
   const built = readFileSync(openApiDocumentPath);
-  const replies = new DocumentedReplies(JSON.parse(built.toString('utf8')) as JsonObject);
+  const document = JSON.parse(built.toString('utf8')) as JsonObject;
+  const replies = new DocumentedReplies(document);
   const admin = `Bearer ${adminToken}`;
   let bearer: string;
 
@@ -35,6 +38,19 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
   const ingest = (endpoint: string, body: unknown, options: PostOptions = {}) =>
     call('POST', `/v1/accounts/${account.licenseCode}/${endpoint}`, body, { authorization: bearer, ...options });
   const accountPath = (rest: string) => `/admin/v1/accounts/${account.licenseCode}/${rest}`;
+  /** Asserts that the CORS headers a reply carries are named where the document describes it. */
+  const corsChecked = <T>(method: string, url: string, reply: Reply<T>): Reply<T> => {
+    const path = openApiPath(routeLabel(new URL(url, 'http://service').pathname));
+    const described = (document.paths as Record<string, Record<string, { responses: Record<string, JsonObject> }>>)[path]?.[method.toLowerCase()];
+    let response = described?.responses[String(reply.status)] ?? {};
+    const ref = response.$ref;
+    if (typeof ref === 'string') response = (document.components as { responses: Record<string, JsonObject> }).responses[ref.split('/').pop() as string] ?? {};
+    const named = Object.keys((response.headers as JsonObject | undefined) ?? {}).map((name) => name.toLowerCase());
+    const sent = [...reply.headers.keys()].filter((name) => name.startsWith('access-control-') || name === 'vary');
+    expect(sent, `${method} ${path} ${reply.status}`).to.include('access-control-allow-origin');
+    expect(named, `CORS headers sent but not documented: ${method} ${path} ${reply.status}`).to.include.members(sent);
+    return reply;
+  };
 
   it('serves the document the build wrote at /openapi.json, without credentials', async () => {
     const reply = await fetch(`${app.baseUrl}/openapi.json`);
@@ -66,7 +82,7 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
       await ingest('events/bulk', { not: 'an array' }),
       await ingest('events', event, { authorization: 'Bearer wrong' }),
       await ingest('events', undefined, { raw: JSON.stringify(event).padEnd(1024 * 1024 + 1) }),
-      await ingest('events', event, { headers: { 'content-type': 'text/plain' } }),
+      await ingest('events', event, { headers: { 'content-type': 'application/xml' } }),
       await ingest('events', undefined, { raw: gzipSync('{}'), headers: { 'content-encoding': 'zstd' } }),
       await ingest('productsevents/bulk', Array.from({ length: 10 }, () => ({ productId: 'p-1', userId: null, eventName: 'view' }))),
     ].map((reply) => reply.status);
@@ -179,6 +195,72 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
       expect(statuses).to.deep.equal([202, 202, 404, 400, 404, 403]);
     } finally {
       await idle.stop();
+    }
+  });
+
+  it('describes browser keys, the browser SDK, and what pages get under /v1: CORS headers, preflights, text/plain, the key in the query', async () => {
+    const owner = await app.account('Pages');
+    const ownerBearer = `Bearer ${owner.accessToken}`;
+    const keys = `/admin/v1/accounts/${owner.licenseCode}/browser-keys`;
+    const site = 'https://shop.example.com';
+    const made = await call<{ id: string; browserKey: string }>('POST', keys, { label: 'shop', origins: [site] }, { authorization: ownerBearer });
+    const { id, browserKey } = made.body;
+    const statuses = [
+      made,
+      await call('POST', keys, { label: 'shop', origins: ['https://shop.example.com/path'] }, { authorization: ownerBearer }),
+      await get(keys, ownerBearer),
+      await get(keys, `Bearer ${browserKey}`),
+      await call('PATCH', `${keys}/${id}`, { origins: [site, 'https://*.example.org'] }, { authorization: ownerBearer }),
+      await call('PATCH', `${keys}/${id}`, {}, { authorization: ownerBearer }),
+      await call('PATCH', `${keys}/00000000-0000-4000-8000-000000000000`, { label: 'other' }, { authorization: admin }),
+    ].map((reply) => reply.status);
+    expect(statuses).to.deep.equal([201, 400, 200, 401, 200, 400, 404]);
+
+    // What a page sends: the key in the query string, a text/plain body, its Origin. Every reply
+    // under /v1 to it names the CORS headers it carries, whatever its status.
+    const fromPage = async (endpoint: string, body: unknown, query = '', origin = site, key = browserKey) => {
+      const path = `/v1/accounts/${owner.licenseCode}/${endpoint}?key=${encodeURIComponent(key)}${query}`;
+      return corsChecked('POST', path, await call('POST', path, undefined, { raw: JSON.stringify(body), headers: { 'content-type': 'text/plain;charset=UTF-8', origin } }));
+    };
+    const event = { anonymousId: 'visitor-1', eventName: 'page_view' };
+    const sent = await fromPage('events/bulk', [event], '&idempotencyKey=batch-1');
+    expect(bulkResults(sent).map((result) => result.status)).to.deep.equal(['queued']);
+    expect(sent.headers.get('access-control-allow-origin')).to.equal(site);
+    expect((await fromPage('events/bulk', [event], '&idempotencyKey=batch-1')).headers.get('idempotent-replayed')).to.equal('true');
+    const refusals = [
+      await fromPage('events', event, '', 'https://a.example.org'),
+      await fromPage('events', event, '', 'https://evil.example'),
+      await fromPage('events', event, '', site, owner.accessToken),
+      await fromPage('events', { anonymousId: 'visitor-1' }),
+      await fromPage('users', event, '&idempotencyKey=batch-1&idempotencyKey=again'),
+      await corsChecked('POST', '/v1/accounts/x/events', await ingest('events', event, { headers: { origin: site } })),
+    ].map((reply) => reply.status);
+    expect(refusals).to.deep.equal([200, 403, 401, 400, 400, 403]);
+
+    for (const endpoint of ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk']) {
+      const path = `/v1/accounts/${owner.licenseCode}/${endpoint}`;
+      const headers = { origin: site, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' };
+      const preflight = await corsChecked('OPTIONS', path, await call('OPTIONS', path, undefined, { headers }));
+      expect(preflight.status).to.equal(204);
+    }
+
+    for (let n = 2; n <= 20; n += 1) expect((await app.request('POST', keys, { label: `key ${n}`, origins: [site] }, { authorization: ownerBearer })).status).to.equal(201);
+    expect((await call('POST', keys, { label: 'one too many', origins: [site] }, { authorization: ownerBearer })).status).to.equal(409);
+    expect((await call('DELETE', `${keys}/${id}`, undefined, { authorization: ownerBearer })).status).to.equal(204);
+    expect((await call('DELETE', `${keys}/${id}`, undefined, { authorization: ownerBearer })).status).to.equal(404);
+    expect((await fromPage('events', event)).status).to.equal(401);
+
+    const manifest = await get<{ files: { name: string; path: string; integrity: string }[] }>('/sdk/manifest.json');
+    const pinned = manifest.status === 200 ? manifest.body.files.map((file) => file.path) : ['/sdk/v0.1.0/tracking.js'];
+    for (const path of [...pinned, '/sdk/tracking.mjs', '/sdk/tracking.js', '/sdk/nothing.js', '/sdk/v0.0.1/tracking.js']) {
+      const reply = await fetch(app.baseUrl + path);
+      const json = (reply.headers.get('content-type') ?? '').includes('json');
+      replies.check('GET', path, { status: reply.status, body: json ? await reply.json() : await reply.text(), headers: reply.headers });
+    }
+    if (manifest.status === 200) {
+      const file = manifest.body.files[0] as { name: string; integrity: string };
+      const reply = await fetch(`${app.baseUrl}/sdk/${file.name}`, { headers: { 'if-none-match': `"${file.integrity}"` } });
+      expect(replies.check('GET', `/sdk/${file.name}`, { status: reply.status, body: await reply.text(), headers: reply.headers }).status).to.equal(304);
     }
   });
 

@@ -133,6 +133,24 @@ export const listTokens = (license: string) => call<Reply<'list-tokens'>>('GET',
 export const createToken = (license: string, token: Schemas['NewAccessToken']) => call<Reply<'create-token'>>('POST', `${accountPath(license)}/tokens`, token);
 export const revokeToken = (license: string, id: string) => call<Reply<'revoke-token'>>('DELETE', `${accountPath(license)}/tokens/${segment(id)}`);
 
+// ---- browser keys (docs/browser.md) ----
+
+/** A browser key as listed: the key itself is never there. */
+export type BrowserKey = Schemas['BrowserKey'];
+/** A key just made: `browserKey` is shown this once. */
+export type CreatedBrowserKey = Schemas['CreatedBrowserKey'];
+/** The browser SDK's version and files, each with its `integrity` and sizes. */
+export type SdkManifest = Schemas['SdkManifest'];
+export type SdkFile = SdkManifest['files'][number];
+
+export const listBrowserKeys = (license: string) => call<Reply<'list-browser-keys'>>('GET', `${accountPath(license)}/browser-keys`);
+export const createBrowserKey = (license: string, key: Schemas['NewBrowserKey']) => call<Reply<'create-browser-key'>>('POST', `${accountPath(license)}/browser-keys`, key);
+export const changeBrowserKey = (license: string, id: string, change: Schemas['BrowserKeyChange']) =>
+  call<Reply<'change-browser-key'>>('PATCH', `${accountPath(license)}/browser-keys/${segment(id)}`, change);
+export const revokeBrowserKey = (license: string, id: string) => call<Reply<'revoke-browser-key'>>('DELETE', `${accountPath(license)}/browser-keys/${segment(id)}`);
+/** Public, like the SDK files it describes. */
+export const sdkManifest = () => call<Reply<'sdk-manifest'>>('GET', '/sdk/manifest.json');
+
 // ---- leads ----
 
 /**

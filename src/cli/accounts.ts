@@ -4,16 +4,20 @@ import { rotateToken } from '../accounts/tokens.js';
 import { accountNameProblem } from '../accounts/accounts-text.js';
 import { CliError, withContext } from './context.js';
 import { instantText } from './instant-text.js';
+import { browserKeyCommand } from './browser-keys.js';
 
 export interface AccountsOptions {
   json: boolean;
   label?: string;
   scope?: string;
+  /** The `--origin` options of add-browser-key, in order. */
+  origins?: string[];
 }
 
 const usage =
   'usage: tracking accounts create <name> | list | rotate-token <license> | tokens <license>' +
-  ' | add-token <license> --label <label> --scope ingest|ingest+read | revoke-token <license> <id>';
+  ' | add-token <license> --label <label> --scope ingest|ingest+read | revoke-token <license> <id>' +
+  ' | browser-keys <license> | add-browser-key <license> --label <label> --origin <origin> [--origin <origin> ...] | revoke-browser-key <license> <id>';
 
 /** Token changes the service refuses (20 active, the last active one) are the user's to fix: exit 1. */
 async function refusalsAsCliErrors<T>(work: () => Promise<T>): Promise<T> {
@@ -101,5 +105,6 @@ export async function accountsCommand(args: string[], options: AccountsOptions):
     else console.log(`access token ${id} revoked: the running service refuses it within 30 s, and its sessions end at once`);
     return;
   }
+  if (await browserKeyCommand(action, rest, options)) return;
   throw new CliError(usage, 2);
 }

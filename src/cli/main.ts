@@ -24,6 +24,12 @@ const usage = `usage: tracking <command> [--json]
                                   a new access token (printed once); ingest posts items only
   accounts revoke-token <license> <id>
                                   revoke one access token (not the account's last active one)
+  accounts browser-keys <license> the account's active browser keys: id, label, origins, created, last used
+  accounts add-browser-key <license> --label <label> --origin <origin> [--origin <origin> ...]
+                                  a new browser key for web pages of these origins (printed once):
+                                  it only posts items, from those origins (docs/browser.md)
+  accounts revoke-browser-key <license> <id>
+                                  revoke one browser key: refused by the running service within 2 s
   erase --account <license|id> [--user <userId>] [--anonymous <anonymousId>] [--suppress] [--no-wait]
                                   erase a person (by either id, or both): request it, wait until it
                                   is done (about 7 s) and print what was erased; --suppress also
@@ -47,6 +53,7 @@ function parsedArgs() {
         help: { type: 'boolean', short: 'h', default: false },
         label: { type: 'string' },
         scope: { type: 'string' },
+        origin: { type: 'string', multiple: true },
         url: { type: 'string' },
         license: { type: 'string' },
         token: { type: 'string' },
@@ -88,7 +95,7 @@ async function main(): Promise<number> {
     const { account, user, anonymous, suppress } = values;
     await eraseCommand(args, { account, user, anonymous, suppress: suppress === true, wait: values['no-wait'] !== true, json });
   } else if (command === 'erasures') await erasuresCommand(args, { account: values.account, limit: values.limit, json });
-  else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope });
+  else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope, origins: values.origin });
   else throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
   return 0;
 }

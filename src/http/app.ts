@@ -12,6 +12,11 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Credentials } from './auth.js';
 import { BodyBudget } from './body-budget.js';
+import type { BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
+import { BrowserKeyLimits } from './browser-limits.js';
+import { browserKeyRoutes } from './browser-key-routes.js';
+import { ingestCors } from './cors.js';
+import { sdkRoutes } from './sdk-routes.js';
 import { IngestRateLimits } from './rate-limit.js';
 import { AdminTokenGuesses } from './sign-in-limit.js';
 import { adminRoutes } from './admin-routes.js';
@@ -34,11 +39,14 @@ import type { Endpoint } from '../ingest/request.js';
 import { excerptOfText } from '../ingest/excerpt.js';
 
 /**
- * A request refused after its account was known (400 body, 413, 415, 422, 429) goes to the
- * account's ingest activity; 401s have no account, and 5xx are the service's, not the client's.
+ * A request refused after its account was known (400 body, 413, 415, 422, 429), or for credentials
+ * or origin of a license code that names an account (401, 403), goes to the account's ingest
+ * activity; 5xx are the service's, not the client's.
  */
 function recordRefusal(activity: IngestActivity, req: Request, res: Response, endpoint: string, reason: string): void {
-  const account = res.locals.account as Account | undefined;
+  // A request refused for its credentials or origin (401, 403) has no account of its own, but its
+  // license code may name one: its owner sees the refusal (docs/browser.md).
+  const account = (res.locals.account ?? res.locals.refusedAccount) as Account | undefined;
   if (!account || res.statusCode < 400 || res.statusCode >= 500) return;
   activity.rejected(account.id, {
     endpoint: endpoint as Endpoint,
@@ -66,6 +74,8 @@ export interface AppParts {
   commands: UserCommandDeps;
   idempotency: IdempotencyKeys;
   accounts: AccountDirectory;
+  /** Browser keys of every account, checked in memory (docs/browser.md). */
+  browserKeys: BrowserKeyRegistry;
   /** Dashboard sessions (cookie tracking_session). */
   sessions: SessionStore;
   /** What each account's ingest accepted and rejected. */
@@ -86,6 +96,8 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   // Bytes of request bodies held at once, by all routes together.
   const bodies = new BodyBudget(config.inflightBodyBytes, metrics);
   const rateLimits = new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute);
+  const browserLimits = new BrowserKeyLimits(pool, config.browserAddressPerMinute, config.browserKeyPerMinute);
+  const { browserKeys } = parts;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -118,13 +130,17 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
 
   app.use(opsRoutes({ config, store, pool, metrics }, isShuttingDown));
   app.use(openApiRoutes());
+  app.use(sdkRoutes());
+  // Before every /v1 route, so that each reply carries it, errors and 404s included.
+  app.use('/v1', ingestCors);
   app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake() }));
-  app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
+  app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
   app.use('/admin/v1', checkQuery);
   app.use('/admin/v1', sessionRoutes(credentials));
   // Before the account routes: operator credentials only, also for the rebuild of one account.
   app.use('/admin/v1', projectionRoutes({ credentials, pool, store }));
   app.use('/admin/v1/accounts/:license', tokenRoutes(credentials, pool));
+  app.use('/admin/v1/accounts/:license', browserKeyRoutes(credentials, browserKeys, pool));
   app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store, config }));
   app.use('/admin/v1', adminRoutes(credentials, pool));
   app.use(dashboardRoutes());

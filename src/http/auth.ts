@@ -5,6 +5,7 @@ import { forbidden, notFound, unauthorized } from '../errors.js';
 import type { Session, SessionStore } from '../accounts/sessions.js';
 import { hashToken, tokenMatches } from '../accounts/token-hash.js';
 import { accessTokenPrefix } from '../config.js';
+import { isBrowserKeyLike } from '../accounts/browser-keys.js';
 import type { AdminTokenGuesses } from './sign-in-limit.js';
 
 /** The cookie that holds a dashboard session id. */
@@ -87,8 +88,10 @@ const adminHashOf = (credentials: Credentials): Buffer | null => (credentials.ad
 /**
  * Access tokens start with `trk_` (then 256 random bits); the admin token never does (src/config.ts),
  * so such a token is an access token's, right or wrong, and never a guess of the admin token.
+ * Browser keys (`tbk_`, docs/browser.md) are not guesses either; they take no call here (401).
  */
 const isAccessTokenLike = (token: string): boolean => token.startsWith(accessTokenPrefix);
+const isAccountCredential = (token: string): boolean => isAccessTokenLike(token) || isBrowserKeyLike(token);
 
 /**
  * Whether the token of an Authorization header is the admin token. An access token's is not, and is
@@ -97,24 +100,11 @@ const isAccessTokenLike = (token: string): boolean => token.startsWith(accessTok
  * a point.
  */
 async function isAdminToken(req: Request, token: string, adminHash: Buffer | null, guesses: AdminTokenGuesses): Promise<boolean> {
-  if (isAccessTokenLike(token)) return false;
+  if (isAccountCredential(token)) return false;
   await guesses.check(req);
   if (adminHash && tokenMatches(token, adminHash)) return true;
   await guesses.failed(req);
   return false;
-}
-
-/** Ingest authentication (docs/spec.md 5): license code in the path, an access token of that account (either scope). Never a cookie. */
-export function ingestAuth(accounts: AccountDirectory): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const token = presentedToken(req.get('authorization'));
-    const license = req.params.license;
-    if (!token || typeof license !== 'string') throw unauthorized('missing access token');
-    const found = await accounts.authenticate(license, token);
-    if (!found) throw unauthorized('invalid access token or license code');
-    res.locals.account = found.account;
-    next();
-  };
 }
 
 /**

@@ -40,10 +40,15 @@ export interface JsonBodyOptions {
   itemLevel?: 0 | 1;
   /** The minimum data rate of the body, bytes per second (0: none); default config.ts's. */
   minBytesPerSecond?: number;
+  /**
+   * Also take `text/plain` bodies holding JSON: what a page's sendBeacon and a fetch without a
+   * preflight send (docs/browser.md). The ingest routes do; the others take JSON only.
+   */
+  textPlain?: boolean;
 }
 
 /**
- * JSON bodies only: anything else is 415, as is a Content-Encoding other than those of
+ * JSON bodies only (and text/plain holding JSON, with `textPlain`): anything else is 415, as is a Content-Encoding other than those of
  * `bodyEncodings` or a charset other than UTF-8; size, syntax, compression and encoding errors
  * become form A replies. `limit` is of the decompressed bytes: a compressed body is inflated only
  * until it passes the limit (413). On an ingest route the body grows its reservation of the body
@@ -51,12 +56,12 @@ export interface JsonBodyOptions {
  * its bytes before it is parsed; an item past the limits of item-size.ts is refused then (413).
  */
 export function jsonBody(limit: number, options: JsonBodyOptions = {}): RequestHandler[] {
-  const { maxDepth = maxNestingDepth, itemLevel = 0, minBytesPerSecond = defaultMinBodyBytesPerSecond } = options;
+  const { maxDepth = maxNestingDepth, itemLevel = 0, minBytesPerSecond = defaultMinBodyBytesPerSecond, textPlain = false } = options;
+  const types = textPlain ? ['application/json', 'text/plain'] : ['application/json'];
+  const wrongType = `Content-Type must be ${types.join(' or ')}${textPlain ? ' (holding JSON)' : ''}`;
   return [
     (req: Request, _res: Response, next: NextFunction) => {
-      if (!req.is('application/json')) {
-        throw new AppError(415, 'Content-Type must be application/json', 'request', 'unsupported_media_type');
-      }
+      if (!req.is(types)) throw new AppError(415, wrongType, 'request', 'unsupported_media_type');
       if (!bodyEncodings.includes(contentEncodingOf(req))) {
         throw new AppError(415, `Content-Encoding must be one of ${bodyEncodings.join(', ')}`, 'request', 'unsupported_media_type');
       }

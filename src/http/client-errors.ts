@@ -34,6 +34,8 @@ function rawReply(status: number, error: string): string {
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
     'Content-Type: application/json; charset=utf-8',
+    // Readable by a page of any origin (docs/browser.md): the request's Origin is not at hand here.
+    'Access-Control-Allow-Origin: *',
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
     '',

@@ -11,11 +11,14 @@ import type { AccountDirectory } from '../accounts/directory.js';
 import type { IngestActivity } from '../activity/recorder.js';
 import type { Config } from '../config.js';
 import type { UserCommandDeps } from '../ingest/users.js';
-import type { IdempotencyKeys } from '../ingest/idempotency.js';
+import { browserIdempotencyWindowHours, idempotencyWindowHours, type IdempotencyKeys } from '../ingest/idempotency.js';
 import type { Metrics } from '../metrics.js';
 import type { BodyBudget } from './body-budget.js';
 import type { IngestRateLimits } from './rate-limit.js';
-import { accountOf, ingestAuth } from './auth.js';
+import { accountOf } from './auth.js';
+import { ingestAuth } from './ingest-auth.js';
+import type { BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
+import type { BrowserKeyLimits } from './browser-limits.js';
 import { bodyExcerpt, bulkBytes, jsonBody, singleItemBytes } from './body.js';
 import { excerptOfText, excerptOfValue } from '../ingest/excerpt.js';
 
@@ -31,6 +34,19 @@ function publicResult(result: ItemResult): PublicResult {
   return result.status === 'queued' ? result : { status: 'error', message: result.message };
 }
 
+/**
+ * The request's Idempotency-Key: the header, or the query parameter idempotencyKey (a page's
+ * sendBeacon cannot set headers). Both, different: 400.
+ */
+function idempotencyKeyOf(req: Request): string | undefined {
+  const header = req.get('idempotency-key');
+  const query: unknown = req.query.idempotencyKey;
+  if (query === undefined) return header;
+  if (typeof query !== 'string') throw badRequest('query parameter idempotencyKey must be given once');
+  if (header !== undefined && header !== query) throw badRequest('Idempotency-Key header and query parameter idempotencyKey differ: send one');
+  return query;
+}
+
 function singleObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
   return body as Record<string, unknown>;
@@ -41,6 +57,9 @@ function singleObject(body: unknown): Record<string, unknown> {
 export interface IngestRouteParts {
   commands: UserCommandDeps;
   accounts: AccountDirectory;
+  /** Browser keys (docs/browser.md), and their limits per address and per key. */
+  browserKeys: BrowserKeyRegistry;
+  browserLimits: BrowserKeyLimits;
   config: Pick<Config, 'minBodyBytesPerSecond'>;
   idempotency: IdempotencyKeys;
   rateLimits: IngestRateLimits;
@@ -49,9 +68,10 @@ export interface IngestRouteParts {
   activity: IngestActivity;
 }
 
-export function ingestRoutes({ commands, accounts, config, idempotency, rateLimits, bodies, metrics, activity }: IngestRouteParts): Router {
+export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, config, idempotency, rateLimits, bodies, metrics, activity }: IngestRouteParts): Router {
   const router = Router({ mergeParams: true });
-  const auth = ingestAuth(accounts);
+  // The browser limits come right after the key is known, before the account's own.
+  const auth = [ingestAuth(accounts, browserKeys), browserLimits.middleware()];
   const minBytesPerSecond = config.minBodyBytesPerSecond;
 
   /**
@@ -61,8 +81,10 @@ export function ingestRoutes({ commands, accounts, config, idempotency, rateLimi
    */
   async function serve(req: Request, res: Response, endpoint: Endpoint, run: (ctx: IngestContext) => Promise<ReplyBody>): Promise<void> {
     const accountId = accountOf(res).id;
-    const key = req.get('idempotency-key');
-    const idempotent = key === undefined ? null : await idempotency.open(accountId, endpoint, key, req.body);
+    const key = idempotencyKeyOf(req);
+    // A browser's batch may be re-sent days later (docs/browser.md): its key is kept longer.
+    const windowHours = res.locals.browserKeyId ? browserIdempotencyWindowHours : idempotencyWindowHours;
+    const idempotent = key === undefined ? null : await idempotency.open(accountId, endpoint, key, req.body, windowHours);
     if (idempotent?.recordedReply) {
       res.set('Idempotent-Replayed', 'true').json(idempotent.recordedReply);
       return;
@@ -113,7 +135,7 @@ export function ingestRoutes({ commands, accounts, config, idempotency, rateLimi
   }
 
   const single = (endpoint: 'users' | SingleItemEndpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
-    router.post(`/${endpoint}`, auth, rateLimits.middleware(endpoint), bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond }), async (req, res) => {
+    router.post(`/${endpoint}`, ...auth, rateLimits.middleware(endpoint), bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond, textPlain: true }), async (req, res) => {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
         const result = await ingest(ctx, item);
@@ -142,7 +164,7 @@ export function ingestRoutes({ commands, accounts, config, idempotency, rateLimi
    */
   const bulk = (endpoint: BulkEndpoint, ingest: (ctx: IngestContext, items: unknown[]) => Promise<ItemResult[]>) => {
     const limit = endpoint === 'productsevents/bulk' ? [] : [rateLimits.middleware(endpoint)];
-    router.post(`/${endpoint}`, auth, ...limit, bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond }), async (req, res) => {
+    router.post(`/${endpoint}`, ...auth, ...limit, bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond, textPlain: true }), async (req, res) => {
       const items: unknown = req.body;
       const name = bulkItemNames[endpoint];
       if (!Array.isArray(items)) throw badRequest(`body must be a JSON array of ${name}s`);

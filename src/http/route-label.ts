@@ -21,6 +21,8 @@ export const routePatterns: readonly string[] = [
   '/v1/accounts/:license/erasures/:id',
   '/admin/v1/accounts/:license/tokens',
   '/admin/v1/accounts/:license/tokens/:id',
+  '/admin/v1/accounts/:license/browser-keys',
+  '/admin/v1/accounts/:license/browser-keys/:id',
   '/admin/v1/accounts/:license/leads',
   '/admin/v1/accounts/:license/leads/:id',
   '/admin/v1/accounts/:license/leads/:id/events',
@@ -45,6 +47,10 @@ export const routePatterns: readonly string[] = [
   // Before the wildcard, which would take it too.
   '/dashboard/assets/:file',
   '/dashboard/*splat',
+  // Before the file, which would take it too.
+  '/sdk/manifest.json',
+  '/sdk/:file',
+  '/sdk/:version/:file',
 ];
 
 const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.map((pattern) => ({

@@ -9,6 +9,8 @@ import type { TrackIds } from './track-ids.js';
 const namespace = '6f1c2b0e-4a57-4d4e-9a7e-2f3b8c9d1e05';
 
 export const idempotencyWindowHours = 24;
+/** The window of a browser key's batches: longer than the 7 days the browser SDK keeps a batch (docs/browser.md). */
+export const browserIdempotencyWindowHours = 8 * 24;
 const maxKeyLength = 255;
 
 /** A request's Idempotency-Key: its trackIDs, and the reply to replay if it was answered before. */
@@ -31,21 +33,22 @@ export interface IdempotentRequest {
 export class IdempotencyKeys {
   constructor(private readonly pool: Pool) {}
 
-  async open(accountId: string, endpoint: string, key: string, body: unknown): Promise<IdempotentRequest> {
+  async open(accountId: string, endpoint: string, key: string, body: unknown, windowHours = idempotencyWindowHours): Promise<IdempotentRequest> {
     if (key.length === 0 || key.length > maxKeyLength) {
       throw new IdempotencyKeyInvalidError(`Idempotency-Key must be 1 to ${maxKeyLength} characters`);
     }
     const bodyHash = createHash('sha256').update(JSON.stringify(body)).digest();
-    const { rows } = await this.pool.query<{ window_start: Date; body_hash: Buffer; reply: unknown }>(sql.openWindow, [
+    const { rows } = await this.pool.query<{ window_start: Date; window_hours: number; body_hash: Buffer; reply: unknown }>(sql.openWindow, [
       accountId,
       endpoint,
       key,
-      idempotencyWindowHours,
+      windowHours,
       bodyHash,
     ]);
-    const row = rows[0] as { window_start: Date; body_hash: Buffer; reply: unknown };
+    const row = rows[0] as { window_start: Date; window_hours: number; body_hash: Buffer; reply: unknown };
     if (!row.body_hash.equals(bodyHash)) {
-      throw new IdempotencyConflictError('this Idempotency-Key was used with another body in the last 24 hours');
+      // The key's own window: that of its first request, which may have come with a browser key.
+      throw new IdempotencyConflictError(`this Idempotency-Key was used with another body in the last ${row.window_hours} hours`);
     }
     const windowStart = row.window_start;
     const seed = `${accountId}\n${endpoint}\n${key}\n${windowStart.getTime()}`;
@@ -63,7 +66,7 @@ export class IdempotencyKeys {
 
   /** Deletes keys whose window is over (their rows only matter within it). */
   async forgetExpired(): Promise<number> {
-    const { rowCount } = await this.pool.query(sql.forgetExpired, [idempotencyWindowHours]);
+    const { rowCount } = await this.pool.query(sql.forgetExpired, [Math.min(idempotencyWindowHours, browserIdempotencyWindowHours)]);
     return rowCount ?? 0;
   }
 }

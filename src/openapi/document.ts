@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { projectRoot } from '../paths.js';
 import { projections } from '../../projections/index.js';
 import { accountOperations, projectionOperations, readOperations, sessionOperations } from './admin-operations.js';
-import { headers, parameters, responseRef, responses, securitySchemes } from './components.js';
+import { browserKeyOperations, browserSchemas, sdkOperations } from './browser-operations.js';
+import { corsHeaders, headers, parameters, responseRef, responses, securitySchemes } from './components.js';
 import { erasureOperations, erasureSchemas } from './erasure-operations.js';
 import { ingestOperations } from './ingest-operations.js';
 import { itemSchemas } from './item-schemas.js';
@@ -24,9 +25,11 @@ export const operations: readonly OperationDoc[] = [
   ...erasureOperations,
   ...sessionOperations,
   ...accountOperations,
+  ...browserKeyOperations,
   ...readOperations,
   ...projectionOperations,
   ...serviceOperations,
+  ...sdkOperations,
 ];
 
 /** An express route pattern as an OpenAPI path: `:license` and `*splat` become `{license}` and `{splat}`. */
@@ -41,6 +44,7 @@ function pathParameterOf(name: string, path: string): JsonObject {
     case 'id':
       if (path.includes('/tokens/')) return pathParameter('id', 'The id of the access token (from the token list).', { type: 'string', format: 'uuid' });
       if (path.includes('/erasures/')) return pathParameter('id', 'The id of the erasure.', { type: 'string', format: 'uuid' });
+      if (path.includes('/browser-keys/')) return pathParameter('id', 'The id of the browser key (from the list).', { type: 'string', format: 'uuid' });
       return pathParameter('id', 'The userId or anonymousId of the lead.');
     case 'trackID':
       return pathParameter('trackID', 'A trackID of an ingest reply.', { type: 'string', format: 'uuid' });
@@ -49,7 +53,10 @@ function pathParameterOf(name: string, path: string): JsonObject {
     case 'name':
       return pathParameter('name', 'The projection (`all` is the CLI\'s only: 404 here).', { enum: projections.map((p) => p.name) });
     case 'file':
+      if (path.startsWith('/sdk/')) return pathParameter('file', '`tracking.mjs` (an ES module) or `tracking.js` (the script-tag build).', { type: 'string', enum: ['tracking.mjs', 'tracking.js'] });
       return pathParameter('file', 'A file name of the dashboard build.');
+    case 'version':
+      return pathParameter('version', '`v` and the version of the SDK served (`v0.1.0`), as the manifest\'s paths have it; another version: 404.', { type: 'string', pattern: '^v' });
     case 'splat':
       return pathParameter('splat', 'A dashboard page (`leads/u-42`): one or more path segments, slashes included.');
     default:
@@ -59,7 +66,7 @@ function pathParameterOf(name: string, path: string): JsonObject {
 
 const securityOf: Record<Access, JsonObject[]> = {
   public: [],
-  ingest: [{ accessToken: [] }],
+  ingest: [{ accessToken: [] }, { browserKey: [] }, { browserKeyInQuery: [] }],
   account: [{ accessToken: [] }, { adminToken: [] }, { session: [] }],
   operator: [{ adminToken: [] }, { session: [] }],
 };
@@ -81,9 +88,35 @@ function commonErrors(operation: OperationDoc): Record<string, JsonObject> {
   return errors;
 }
 
-function operationObject(operation: OperationDoc): JsonObject {
+const responsesAt = '#/components/responses/';
+const addCors = (reply: JsonObject): JsonObject => ({ ...reply, headers: { ...((reply.headers as JsonObject | undefined) ?? {}), ...corsHeaders } });
+
+/**
+ * A reply of a path under /v1 with the CORS headers every such reply carries, errors too
+ * (src/http/cors.ts): a shared reply `X` becomes `XCors`, its copy with them (the names are
+ * gathered in `shared`, for the components).
+ */
+function withCors(reply: JsonObject, shared: Set<string>): JsonObject {
+  const ref = reply.$ref;
+  if (typeof ref !== 'string') return addCors(reply);
+  const name = ref.slice(responsesAt.length);
+  shared.add(name);
+  return { $ref: `${responsesAt}${name}Cors` };
+}
+
+/** A JSON body, and with `textPlain` the same JSON as text (what a page's sendBeacon sends). */
+function requestBody(body: NonNullable<OperationDoc['body']>): JsonObject {
+  const media: JsonObject = { schema: body.schema };
+  if (body.examples) media.examples = body.examples;
+  const content: JsonObject = { 'application/json': media };
+  if (body.textPlain) content['text/plain'] = { schema: { type: 'string', contentMediaType: 'application/json', contentSchema: body.schema } };
+  return { required: body.optional !== true, description: body.description, content };
+}
+
+function operationObject(operation: OperationDoc, sharedCors: Set<string>): JsonObject {
   const names = [...operation.path.matchAll(/[:*]([A-Za-z]+)/g)].map((match) => match[1] as string);
   const all = { ...commonErrors(operation), ...operation.responses };
+  const cors = operation.path.startsWith('/v1/');
   const object: JsonObject = {
     operationId: operation.operationId,
     tags: [operation.tag],
@@ -95,14 +128,10 @@ function operationObject(operation: OperationDoc): JsonObject {
       // Every JSON body may come compressed (docs/api.md, Compressed bodies).
       ...(operation.body ? [{ $ref: '#/components/parameters/contentEncoding' }] : []),
     ],
-    responses: Object.fromEntries(Object.keys(all).sort().map((status) => [status, all[status] as JsonObject])),
+    responses: Object.fromEntries(Object.keys(all).sort().map((status) => [status, cors ? withCors(all[status] as JsonObject, sharedCors) : (all[status] as JsonObject)])),
   };
   if (operation.description) object.description = operation.description;
-  if (operation.body) {
-    const media: JsonObject = { schema: operation.body.schema };
-    if (operation.body.examples) media.examples = operation.body.examples;
-    object.requestBody = { required: operation.body.optional !== true, description: operation.body.description, content: { 'application/json': media } };
-  }
+  if (operation.body) object.requestBody = requestBody(operation.body);
   return object;
 }
 
@@ -112,35 +141,41 @@ const tags: JsonObject[] = [
   { name: 'Sessions', description: "The dashboard's sign-in: an HttpOnly session cookie." },
   { name: 'Accounts', description: 'Operators: accounts and their first access token.' },
   { name: 'Access tokens', description: "An account's access tokens: up to 20 active, each with a label and a scope." },
+  { name: 'Browser keys', description: "An account's browser keys: public credentials of web pages, bound to their origins, that only post items (docs/browser.md); up to 20 active." },
   { name: 'Read API', description: 'The read models: leads, their events and timeline, the track lookup, live events, ingestion warnings, the overview.' },
   { name: 'Projections', description: 'Operators: the projection workers that build the read models.' },
   { name: 'Operations', description: 'Health, metrics and this document.' },
   { name: 'Dashboard', description: 'The dashboard, a single-page app that calls the API above.' },
+  { name: 'Browser SDK', description: 'The script a web page loads to send items with a browser key, served to any origin.' },
 ];
 
 const overview = `Every reply is JSON unless said otherwise. An item is acknowledged only once it is stored.
 
 Replies: an item stored is \`{ "response": { "status": "queued", "trackID" } }\`; a bulk request is answered 200 with one such result per element, a refused element being \`{ "status": "error", "message" }\`. An invalid single item gets 400 form B \`{ "response": { "status": "error", "message" } }\`, the message naming the field. Every other error is form A \`{ "error", "code" }\`: also an unknown path (404), a request the HTTP server cannot read (400), headers over 16 KiB (431), and a request not received in full in time (408).
 
-Headers: \`Authorization\` (an access token or the admin token, \`Bearer\` optional); \`Idempotency-Key\` on ingest, answered with \`Idempotent-Replayed: true\` on a replay; \`Content-Encoding\` (gzip, deflate, br) on any JSON body; \`RateLimit-Policy\`, \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` on ingest replies while rate limits are on, and \`Retry-After\` on 429 and 503; \`Server-Timing: app;dur=<ms>\` on the read API's replies; the session cookie \`tracking_session\` of the dashboard.`;
+Headers: \`Authorization\` (an access token, a browser key on ingest, or the admin token, \`Bearer\` optional); \`Idempotency-Key\` on ingest (or the query parameter \`idempotencyKey\`), answered with \`Idempotent-Replayed: true\` on a replay; \`Content-Encoding\` (gzip, deflate, br) on any JSON body; \`RateLimit-Policy\`, \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` on ingest replies while rate limits are on, and \`Retry-After\` on 429 and 503; \`Server-Timing: app;dur=<ms>\` on the read API's replies; the session cookie \`tracking_session\` of the dashboard.
+
+Web pages (docs/browser.md): a page posts items with a browser key (\`tbk_...\`, in \`Authorization\` or the query parameter \`key\`) from one of the key's origins, never with an access token; every reply under /v1 to a request with an \`Origin\` carries \`Access-Control-Allow-Origin\` (that origin), \`Access-Control-Expose-Headers\` and \`Vary: Origin\`, errors included, and a preflight (\`OPTIONS\`) there is answered 204.`;
 
 const version = (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
 export function openApiDocument(): JsonObject {
   const paths: Record<string, JsonObject> = {};
+  const sharedCors = new Set<string>();
   for (const operation of operations) {
     const path = (paths[openApiPath(operation.path)] ??= {});
     if (path[operation.method]) throw new Error(`${operation.method} ${operation.path} is described twice`);
-    path[operation.method] = operationObject(operation);
+    path[operation.method] = operationObject(operation, sharedCors);
   }
+  const corsResponses = [...sharedCors].sort().map((name) => [`${name}Cors`, addCors(responses[name] as JsonObject)]);
   return {
     openapi: '3.1.1',
     info: { title: 'Tracking ingestion service', version, description: overview, license: { name: 'MIT', identifier: 'MIT' } },
     tags,
     paths,
     components: {
-      schemas: { ...itemSchemas(), ...replySchemas, ...readSchemas, ...erasureSchemas },
-      responses,
+      schemas: { ...itemSchemas(), ...replySchemas, ...browserSchemas, ...readSchemas, ...erasureSchemas },
+      responses: { ...responses, ...Object.fromEntries(corsResponses) },
       parameters,
       headers,
       securitySchemes,

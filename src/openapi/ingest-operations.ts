@@ -1,7 +1,7 @@
 import { bulkBytes, singleItemBytes } from '../http/body.js';
 import { maxBulkItems } from '../http/ingest-routes.js';
-import { rateLimitHeaders, replayed, responseRef } from './components.js';
-import { schemaRef, type Json } from './json.js';
+import { preflightHeaders, rateLimitHeaders, replayed, responseRef } from './components.js';
+import { schemaRef, type Json, type JsonObject } from './json.js';
 import { jsonReply, type Example, type OperationDoc } from './operation.js';
 
 /**
@@ -72,7 +72,17 @@ const limitText = (bytes: number): string => `${bytes / (1024 * 1024)} MiB`;
 const examplesOf = (kind: Kind, wrap: (value: Json) => Json): Record<string, Example> =>
   Object.fromEntries(Object.entries(kind.examples).map(([name, value]) => [name, { summary: `${kind.name}: ${name}`, value: wrap(value) }]));
 
-const ingestParameters = [{ $ref: '#/components/parameters/idempotencyKey' }];
+const parameterRef = (name: string): JsonObject => ({ $ref: `#/components/parameters/${name}` });
+const ingestParameters = ['browserKey', 'idempotencyKey', 'idempotencyKeyInQuery', 'origin'].map(parameterRef);
+/** How a body may come: what a page's sendBeacon and a fetch without a preflight send, too. */
+const bodyForms = 'As `application/json`, or as `text/plain` holding the same JSON (no preflight: what `navigator.sendBeacon` sends).';
+/** The refusals of the credentials and origin (src/http/ingest-auth.ts), and of the limits. */
+const refusals: Record<string, JsonObject> = {
+  401: responseRef('IngestUnauthorized'),
+  403: responseRef('OriginRefused'),
+  422: responseRef('IdempotencyMismatch'),
+  429: responseRef('RateLimited'),
+};
 const rateLimited = (kind: Kind): string =>
   kind.endpoint === 'productsevents' ? 'PRODUCTSEVENTS_RATE_LIMIT' : 'INGEST_RATE_LIMIT (per process and endpoint)';
 
@@ -87,12 +97,16 @@ function single(kind: Kind): OperationDoc {
     access: 'ingest',
     usesStore: true,
     parameters: ingestParameters,
-    body: { schema: schemaRef(kind.schema), description: `One ${kind.name}, at most ${limitText(singleItemBytes)} (decompressed).`, examples: examplesOf(kind, (v) => v) },
+    body: {
+      schema: schemaRef(kind.schema),
+      description: `One ${kind.name}, at most ${limitText(singleItemBytes)} (decompressed). ${bodyForms}`,
+      examples: examplesOf(kind, (v) => v),
+      textPlain: true,
+    },
     responses: {
       200: jsonReply('Stored: its trackID.', schemaRef('QueuedReply'), { ...rateLimitHeaders, ...replayed }),
       400: responseRef('InvalidItem'),
-      422: responseRef('IdempotencyMismatch'),
-      429: responseRef('RateLimited'),
+      ...refusals,
     },
   };
 }
@@ -113,16 +127,45 @@ function bulk(kind: Kind): OperationDoc {
     parameters: ingestParameters,
     body: {
       schema: { type: 'array', minItems: 1, maxItems: maxBulkItems, items: schemaRef(kind.schema) },
-      description: `1 to ${maxBulkItems} ${kind.name}s, at most ${limitText(bulkBytes)} (decompressed). An element may nest as deep as a single item.`,
+      description: `1 to ${maxBulkItems} ${kind.name}s, at most ${limitText(bulkBytes)} (decompressed). An element may nest as deep as a single item. ${bodyForms}`,
       examples: { batch: { summary: `${kind.name}s`, value: Object.values(kind.examples) } },
+      textPlain: true,
     },
     responses: {
       200: jsonReply('One result per element, in order.', schemaRef('BulkReply'), { ...rateLimitHeaders, ...replayed }),
       400: responseRef('BadRequest'),
-      422: responseRef('IdempotencyMismatch'),
-      429: responseRef('RateLimited'),
+      ...refusals,
     },
   };
 }
 
-export const ingestOperations: OperationDoc[] = kinds.flatMap((kind) => [single(kind), bulk(kind)]);
+const requestHeader = (name: string, description: string, required: boolean): JsonObject => ({ name, in: 'header', required, description, schema: { type: 'string' } });
+
+/**
+ * The CORS preflight of an ingest path (src/http/cors.ts): answered before any route, with no
+ * query, for every origin; the request itself is judged by its key and origin.
+ */
+function preflight(operation: OperationDoc): OperationDoc {
+  return {
+    method: 'options',
+    path: operation.path,
+    operationId: `preflight-${operation.operationId.replace(/^post-/, '')}`,
+    tag: 'Ingest',
+    summary: 'CORS preflight',
+    description:
+      'What a browser asks before a cross-origin POST it may not send unasked (with an `Authorization` or `Idempotency-Key` header, or `Content-Type: application/json`): answered 204 at once, with no database ' +
+      'round trip, for every origin; the browser keeps the answer for the time of `Access-Control-Max-Age`. The POST itself is judged by its key and origin, and its refusal is readable by the page. ' +
+      'Every path under /v1 answers a preflight alike. A page that sends `text/plain` with the key in the query string needs none (the browser SDK does so).',
+    access: 'public',
+    usesStore: false,
+    parameters: [
+      requestHeader('Origin', "The page's origin, set by the browser.", true),
+      requestHeader('Access-Control-Request-Method', 'The method of the request to come, set by the browser: `POST`.', true),
+      requestHeader('Access-Control-Request-Headers', 'The headers it will send, set by the browser.', false),
+    ],
+    responses: { 204: { description: 'The request may be sent.', headers: preflightHeaders } },
+  };
+}
+
+const posts = kinds.flatMap((kind) => [single(kind), bulk(kind)]);
+export const ingestOperations: OperationDoc[] = [...posts, ...posts.map(preflight)];

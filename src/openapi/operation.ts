@@ -4,7 +4,10 @@ import type { Json, JsonObject } from './json.js';
 export type Access =
   /** Anyone. */
   | 'public'
-  /** An access token of the path's account (docs/spec.md 5); never a cookie. */
+  /**
+   * An access token of the path's account (docs/spec.md 5) from a server, or a browser key of it
+   * from a page of one of the key's origins (docs/browser.md); never a cookie.
+   */
   | 'ingest'
   /** An `ingest+read` token or session of the path's account, or operator credentials. */
   | 'account'
@@ -19,7 +22,8 @@ export type Example = {
 
 /** One route of the express app as the document describes it, written once here. */
 export interface OperationDoc {
-  method: 'get' | 'post' | 'delete';
+  /** `options`: the CORS preflight of a path under /v1, answered before any route (src/http/cors.ts). */
+  method: 'get' | 'post' | 'patch' | 'delete' | 'options';
   /** The express route pattern (`/v1/accounts/:license/users`): the document's path is made from it. */
   path: string;
   operationId: string;
@@ -33,8 +37,11 @@ export interface OperationDoc {
   usesStore: boolean;
   /** Query and header parameters (path parameters come from the path). */
   parameters?: JsonObject[];
-  /** A JSON request body: its schema, examples and what the limit is; `optional` when the call may go without one. */
-  body?: { schema: JsonObject; description: string; examples?: Record<string, Example>; optional?: boolean };
+  /**
+   * A JSON request body: its schema, examples and what the limit is; `optional` when the call may go
+   * without one; `textPlain` when it may also come as `text/plain` holding the same JSON.
+   */
+  body?: { schema: JsonObject; description: string; examples?: Record<string, Example>; optional?: boolean; textPlain?: boolean };
   /** Replies by status: the success ones and the errors particular to the operation. */
   responses: Record<string, JsonObject>;
 }

@@ -84,9 +84,14 @@ describe('protocol: request-level errors and body limits (e2e)', () => {
     await storesNothing(app, async () => requestError(await app.ingest(account, 'events', undefined, { raw: '{"userId": "u-1", ' }), 400));
   });
 
-  it('answers Content-Type text/plain with 415 form A', async () => {
-    const reply = await storesNothing(app, () => app.ingest(account, 'events', event, { headers: { 'content-type': 'text/plain' } }));
-    requestError(reply, 415);
+  it('answers a Content-Type other than JSON or text/plain with 415 form A naming both', async () => {
+    const reply = await storesNothing(app, () => app.ingest(account, 'events', event, { headers: { 'content-type': 'application/x-www-form-urlencoded' } }));
+    expect(requestError(reply, 415)).to.equal('Content-Type must be application/json or text/plain (holding JSON)');
+  });
+
+  it('takes a text/plain body holding JSON, as a page sends it without a preflight (docs/browser.md)', async () => {
+    queued(await app.ingest(account, 'events', event, { headers: { 'content-type': 'text/plain;charset=UTF-8' } }));
+    requestError(await app.ingest(account, 'events', undefined, { raw: 'userId=u-1', headers: { 'content-type': 'text/plain' } }), 400);
   });
 
   it('answers an unknown path with 404 form A JSON', async () => {

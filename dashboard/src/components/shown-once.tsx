@@ -2,15 +2,20 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { CopyButton } from './copy-button';
 
+const keepItSafe = 'It will not be shown again: copy it now and keep it somewhere safe.';
+
 /**
  * A secret the server gives out once (a new access token), with the warning that goes with it. It
- * takes the focus on its Copy button as it appears: copying it is what comes next.
+ * takes the focus on its Copy button as it appears: copying it is what comes next. `children` come
+ * before the value, `after` after the warning (a snippet that carries the value).
  */
-export function ShownOnce({ title, value, label, children, onDismiss }: {
+export function ShownOnce({ title, value, label, children, after, warning = keepItSafe, onDismiss }: {
   title: string;
   value: string;
   label: string;
   children?: ComponentChildren;
+  after?: ComponentChildren;
+  warning?: string;
   onDismiss: () => void;
 }) {
   const box = useRef<HTMLDivElement>(null);
@@ -25,7 +30,8 @@ export function ShownOnce({ title, value, label, children, onDismiss }: {
         <span>{label}: </span>
         <code class="secret">{value}</code> <CopyButton text={value} label={`Copy ${label.toLowerCase()}`} />
       </p>
-      <p class="warning">It will not be shown again: copy it now and keep it somewhere safe.</p>
+      <p class="warning">{warning}</p>
+      {after}
       <button type="button" class="secondary" onClick={onDismiss}>
         Done, hide it
       </button>

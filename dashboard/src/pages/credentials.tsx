@@ -7,6 +7,7 @@ import { ScrollBox } from '../components/scroll-box';
 import { ShownOnce } from '../components/shown-once';
 import { useAction } from '../components/use-action';
 import { When } from '../components/when';
+import { BrowserKeys } from './browser-keys';
 import type { PageProps } from './page';
 
 const tokenPlaceholder = '<ACCESS_TOKEN>';
@@ -23,8 +24,8 @@ function curlExamples(base: string, token: string): { title: string; text: strin
 }
 
 /**
- * The account's credentials: its license code, where to send items, examples to copy, and its
- * access tokens (create one, shown once; revoke one, never the last).
+ * The account's credentials: its license code, where to send items, examples to copy, its
+ * access tokens (create one, shown once; revoke one, never the last) and its browser keys.
  */
 export function CredentialsPage({ license }: PageProps) {
   // A token just created, while it is shown: the examples carry it, ready to run.
@@ -59,6 +60,7 @@ export function CredentialsPage({ license }: PageProps) {
         </figure>
       ))}
       <Tokens license={license} onShown={setShownToken} />
+      <BrowserKeys license={license} />
     </section>
   );
 }

@@ -9,8 +9,38 @@ import type { PageProps } from './page';
 const refreshMs = 10_000;
 const recentShown = 100;
 
-/** How a group's field reads: '' is the request or item as a whole. */
-const fieldText = (field: string): string => (field === '' ? 'the item as a whole' : field);
+/**
+ * The reasons a request is refused for its credentials or its origin (401, 403; docs/browser.md):
+ * what each means and what to do. They are about the request, never an item, and keep no body.
+ */
+const requestReasons: Record<string, { label: string; help: string }> = {
+  unauthorized: {
+    label: 'unknown credentials',
+    help: 'An access token or browser key that is unknown, revoked or of another account, or none at all.',
+  },
+  origin_not_allowed: {
+    label: 'origin not allowed',
+    help: "A browser key used from a page whose origin is not among the key's allowed origins (or with no Origin): add the origin to the key on the Credentials page if the page is yours.",
+  },
+  access_token_in_page: {
+    label: 'access token in a web page',
+    help: 'An access token used from a web page, where anyone can read it: rotate it, and use a browser key in pages.',
+  },
+  secret_in_url: {
+    label: 'access token in a URL',
+    help: 'An access token sent in a URL, where it may have been logged: rotate it, and send it in the Authorization header.',
+  },
+};
+
+const isRequestReason = (reason: string): boolean => Object.hasOwn(requestReasons, reason);
+
+/** A reason as the filter offers it: its code, with what it means for a refusal of credentials or origin. */
+const reasonText = (reason: string): string => (isRequestReason(reason) ? `${reason} (${requestReasons[reason]?.label})` : reason);
+
+/** How a group's field reads: '' is the request or item as a whole (the request, for a refusal of credentials or origin). */
+const requestAsAWhole = 'the request as a whole';
+const itemAsAWhole = 'the item as a whole';
+const fieldText = (field: string, reason: string): string => (field !== '' ? field : isRequestReason(reason) ? requestAsAWhole : itemAsAWhole);
 
 const matches = (group: WarningGroup, filter: WarningFilter): boolean =>
   (filter.reason === undefined || group.reason === filter.reason) &&
@@ -59,7 +89,10 @@ export function WarningsPage({ license }: PageProps) {
   return (
     <section aria-labelledby="page-heading">
       <PageHeading>Ingestion warnings</PageHeading>
-      <p class="hint">Items refused after the account was known, over the last 30 days. Refreshed every 10 seconds.</p>
+      <p class="hint">
+        Items refused after the account was known, and requests of its license code refused for their credentials or origin, over the last 30 days.
+        Refreshed every 10 seconds.
+      </p>
       <ErrorText error={error} />
       {!groups && !error ? <p>Loading…</p> : null}
       {groups && groups.length === 0 ? <p>No item was refused in the last 30 days.</p> : null}
@@ -69,12 +102,18 @@ export function WarningsPage({ license }: PageProps) {
           <h2>By reason, field and endpoint</h2>
           {shown.length === 0 ? <p>No group matches the filter.</p> : null}
           {shown.map((group) => {
-            const name = `${group.reason}, ${fieldText(group.field)}, ${group.endpoint}`;
+            const name = `${group.reason}, ${fieldText(group.field, group.reason)}, ${group.endpoint}`;
+            const meaning = requestReasons[group.reason];
             return (
               <article class="warning-group" key={`${group.reason}|${group.field}|${group.endpoint}`} aria-label={`Refused: ${name}`}>
                 <h3>
-                  <code>{group.reason}</code> · {group.field === '' ? <span>{fieldText(group.field)}</span> : <code>{group.field}</code>} · {group.endpoint}
+                  <code>{group.reason}</code> · {group.field === '' ? <span>{fieldText(group.field, group.reason)}</span> : <code>{group.field}</code>} · {group.endpoint}
                 </h3>
+                {meaning ? (
+                  <p class="reason-help">
+                    <strong>{meaning.label.charAt(0).toUpperCase() + meaning.label.slice(1)}.</strong> {meaning.help}
+                  </p>
+                ) : null}
                 <p class="group-summary">
                   <strong>{formatCount(group.count)}</strong> {group.count === 1 ? 'item' : 'items'} in 30 days · last seen <When at={group.lastSeenAt} />
                 </p>
@@ -122,6 +161,10 @@ export function WarningsPage({ license }: PageProps) {
 /** Reason, field and endpoint to narrow both lists to, from those the groups have. */
 function Filters({ groups, filter, choose }: { groups: WarningGroup[]; filter: WarningFilter; choose: (name: keyof WarningFilter, value: string | undefined) => void }) {
   const options = (name: keyof WarningFilter): string[] => [...new Set(groups.map((group) => group[name]))].sort();
+  // The field '' is the request as a whole for a refusal of credentials or origin, the item as a whole for the others.
+  const whole = new Set(groups.filter((group) => group.field === '').map((group) => isRequestReason(group.reason)));
+  const fieldOption = (field: string): string =>
+    field !== '' ? field : whole.size === 2 ? 'the request or item as a whole' : whole.has(true) ? requestAsAWhole : itemAsAWhole;
   const select = (name: keyof WarningFilter, label: string, text: (value: string) => string = (value) => value) => (
     <>
       <label for={`warnings-${name}`}>{label}</label>
@@ -144,8 +187,8 @@ function Filters({ groups, filter, choose }: { groups: WarningGroup[]; filter: W
   );
   return (
     <form class="toolbar" aria-label="Filter the refused items" onSubmit={(event) => event.preventDefault()}>
-      {select('reason', 'Reason')}
-      {select('field', 'Field', fieldText)}
+      {select('reason', 'Reason', reasonText)}
+      {select('field', 'Field', fieldOption)}
       {select('endpoint', 'Endpoint')}
     </form>
   );
@@ -176,6 +219,7 @@ function RecentTable({ warnings }: { warnings: RecentWarning[] }) {
               <td data-label="Status">{warning.status}</td>
               <td data-label="Reason">
                 <code>{warning.reason}</code>
+                {isRequestReason(warning.reason) ? <span class="hint reason-label"> {requestReasons[warning.reason]?.label}</span> : null}
               </td>
               <td data-label="Field">{warning.field === '' ? <span class="none">—</span> : <code>{warning.field}</code>}</td>
               <td class="message" data-label="Message">
