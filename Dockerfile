@@ -13,7 +13,7 @@ COPY package.json package-lock.json ./
 COPY sdk/package.json ./sdk/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
-COPY sdk/tsconfig.json ./sdk/
+COPY sdk/tsconfig.json sdk/tsconfig.browser.json sdk/build-browser.js sdk/budget.js ./sdk/
 COPY sdk/src ./sdk/src
 COPY src ./src
 COPY projections ./projections
@@ -38,7 +38,8 @@ COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/projections ./dist/projections
 # Served at /openapi.json (src/paths.ts: dist/openapi.json).
 COPY --from=build /app/dist/openapi.json ./dist/openapi.json
-# The SDK, imported by `tracking import` as @tracking-ingestion/sdk (a workspace link to sdk/).
+# The SDK, imported by `tracking import` as @tracking-ingestion/sdk (a workspace link to sdk/), and
+# its browser build, served under /sdk/ (dist/browser/tracking.{mjs,js}).
 COPY --from=build /app/sdk/dist ./sdk/dist
 # The dashboard, served by the API from dashboard/dist (relative to dist/src/paths.js).
 COPY --from=build /app/dashboard/dist ./dashboard/dist

@@ -34,7 +34,9 @@ describe('dashboard API reference (e2e)', () => {
         expect(await page.title()).to.equal('API reference · Tracking dashboard');
 
         // An operation: credentials, headers among its parameters, the body's schema, replies with their headers.
-        expect(await users.locator('dd').first().textContent()).to.equal('an access token of the account');
+        expect(await users.locator('dd').first().textContent()).to.equal(
+          'an access token of the account, or a browser key of the account, from a page of its origins, or a browser key in the query parameter key',
+        );
         expect(await users.locator('td code', { hasText: 'Idempotency-Key' }).count()).to.equal(1);
         expect(await users.locator('td code', { hasText: 'Content-Encoding' }).count()).to.equal(1);
         const replies = users.getByRole('region', { name: 'POST /v1/accounts/{license}/users replies table' });

@@ -123,12 +123,12 @@ describe('dashboard browser keys (e2e)', () => {
         return text;
       };
       const scriptSnippet = await copied('script tag');
-      expect(scriptSnippet).to.contain(`<script src="${app.baseUrl}/sdk/v${manifest.body.version}/tracking.js" integrity="${scriptFile.integrity}" crossorigin="anonymous"></script>`);
+      expect(scriptSnippet).to.contain(`<script src="${app.baseUrl}${scriptFile.path}" integrity="${scriptFile.integrity}" crossorigin="anonymous"></script>`);
       for (const part of [`baseUrl: "${app.baseUrl}"`, `licenseCode: "${account.licenseCode}"`, `browserKey: "${browserKey}"`, 'Tracking.createTracker(', 'tracker.page();']) {
         expect(scriptSnippet).to.contain(part);
       }
       const moduleSnippet = await copied('ES module');
-      expect(moduleSnippet).to.contain(`"${app.baseUrl}/sdk/v${manifest.body.version}/tracking.mjs": "${moduleFile.integrity}"`);
+      expect(moduleSnippet).to.contain(`"${app.baseUrl}${moduleFile.path}": "${moduleFile.integrity}"`);
       expect(moduleSnippet).to.contain(`browserKey: "${browserKey}"`);
       await screenshot(page, 'browser-keys-1280');
       await page.setViewportSize({ width: 400, height: 800 });

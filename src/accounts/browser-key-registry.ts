@@ -75,25 +75,35 @@ export class BrowserKeyRegistry {
 
   async add(licenseCode: string, label: string, origins: string[]): Promise<CreatedBrowserKey | null> {
     const created = await addBrowserKey(this.pool, licenseCode, label, origins);
-    await this.readNow();
+    await this.readAfterChange();
     return created;
   }
 
   async change(accountId: string, keyId: string, fields: BrowserKeyFields): Promise<BrowserKey | null> {
     const changed = await changeBrowserKey(this.pool, accountId, keyId, fields);
-    await this.readNow();
+    await this.readAfterChange();
     return changed;
   }
 
   async revoke(accountId: string, keyId: string): Promise<boolean> {
     const revoked = await revokeBrowserKey(this.pool, accountId, keyId);
-    await this.readNow();
+    await this.readAfterChange();
     return revoked;
   }
 
   private fresh(): Promise<void> {
     if (Date.now() - this.readAt <= this.maxAgeMs) return Promise.resolve();
     return this.readNow();
+  }
+
+  /**
+   * After a change committed here: a read that began before it may have missed it, so it is waited
+   * out and a new one made. The change is stored whatever this read does: a failure of it is
+   * logged, and the next request reads again (the copy is not marked fresh).
+   */
+  private async readAfterChange(): Promise<void> {
+    await this.reading?.catch(() => undefined);
+    await this.readNow().catch((error: unknown) => this.log?.warn({ err: error }, 'browser keys not read again after a change: the next request reads them'));
   }
 
   /** Reads the changes since the last look; callers at the same time share one read. */

@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import * as sql from './browser-limits-sql.js';
 
 const windowMs = 60_000;
-/** Addresses counted per window and process: past it, new addresses are held only by the key's own limit. */
+/** Addresses counted at once per process: past it, new addresses are held only by the key's own limit. */
 export const maxCountedAddresses = 100_000;
 
 /**
@@ -23,27 +23,39 @@ export function addressGroup(ip: string): string {
 }
 
 /**
- * Requests per key and address in fixed one-minute windows, in memory: a table of at most
- * `maxCountedAddresses` entries, emptied each window, so its memory is bounded in bytes however many
- * addresses a flood comes from (a rate-limiter-flexible memory limiter keeps every key it saw for
- * its whole window, with no bound).
+ * Requests per key and address in one-minute windows, each starting at the address's first request,
+ * in memory: a table of at most `maxCountedAddresses` entries, so its memory is bounded in bytes
+ * however many addresses a flood comes from (a rate-limiter-flexible memory limiter keeps every key
+ * it saw for its whole window, with no bound). A full table drops its ended windows; while it stays
+ * full, new addresses are held only by the key's own limit.
  */
-class AddressWindows {
-  private counts = new Map<string, number>();
-  private windowStart = 0;
+export class AddressWindows {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  private sweptAt = 0;
 
   constructor(private readonly perWindow: number) {}
 
-  /** Counts one request; the seconds until the window ends when the address is past its limit, else null. */
+  /** Counts one request; the seconds until the address's window ends when it is past its limit, else null. */
   take(key: string, now = Date.now()): number | null {
-    if (now - this.windowStart >= windowMs) {
-      this.counts = new Map();
-      this.windowStart = now - (now % windowMs);
+    let window = this.windows.get(key);
+    if (window && now - window.start >= windowMs) window = undefined;
+    if (!window) {
+      if (!this.windows.has(key) && this.windows.size >= maxCountedAddresses && !this.sweep(now)) return null;
+      window = { start: now, count: 0 };
+      this.windows.set(key, window);
     }
-    const count = (this.counts.get(key) ?? 0) + 1;
-    if (count > this.perWindow) return Math.max(1, Math.ceil((this.windowStart + windowMs - now) / 1000));
-    if (this.counts.has(key) || this.counts.size < maxCountedAddresses) this.counts.set(key, count);
+    if (window.count >= this.perWindow) return Math.max(1, Math.ceil((window.start + windowMs - now) / 1000));
+    window.count += 1;
     return null;
+  }
+
+  /** Drops the ended windows, at most once a second; whether there is room now. */
+  private sweep(now: number): boolean {
+    if (now - this.sweptAt >= 1000) {
+      this.sweptAt = now;
+      for (const [key, window] of this.windows) if (now - window.start >= windowMs) this.windows.delete(key);
+    }
+    return this.windows.size < maxCountedAddresses;
   }
 }
 
@@ -93,6 +105,8 @@ class SharedKeyCounts {
       if (count.window < window) this.counts.delete(keyId);
       else if (count.local > 0) sent.push([keyId, count, count.local]);
     }
+    // In one order in every process: two upserts of the same rows never wait on each other in a circle.
+    sent.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     try {
       if (window !== this.lastWindow) {
         // The rows of windows past: one per key and minute, never read again.

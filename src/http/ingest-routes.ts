@@ -83,8 +83,12 @@ export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, c
     const accountId = accountOf(res).id;
     const key = idempotencyKeyOf(req);
     // A browser's batch may be re-sent days later (docs/browser.md): its key is kept longer.
-    const windowHours = res.locals.browserKeyId ? browserIdempotencyWindowHours : idempotencyWindowHours;
-    const idempotent = key === undefined ? null : await idempotency.open(accountId, endpoint, key, req.body, windowHours);
+    const fromPage = res.locals.browserKeyId !== undefined;
+    const windowHours = fromPage ? browserIdempotencyWindowHours : idempotencyWindowHours;
+    // Pages have keys of their own: a browser key is public, and a key it claimed must never hold
+    // back (422) a server's request that uses the same key.
+    const keySpace = fromPage ? `browser ${endpoint}` : endpoint;
+    const idempotent = key === undefined ? null : await idempotency.open(accountId, keySpace, key, req.body, windowHours);
     if (idempotent?.recordedReply) {
       res.set('Idempotent-Replayed', 'true').json(idempotent.recordedReply);
       return;

@@ -20,6 +20,8 @@ interface SdkFile {
 
 interface Sdk {
   version: string;
+  /** The version and the build: `0.1.0-<12 hex of the files' SHA-256>`, what a pinned path names. */
+  build: string;
   files: Map<FileName, SdkFile>;
 }
 
@@ -29,11 +31,16 @@ let loading: Promise<Sdk> | null = null;
 async function loadSdk(): Promise<Sdk> {
   const { version } = JSON.parse(await readFile(sdkPackagePath, 'utf8')) as { version: string };
   const files = new Map<FileName, SdkFile>();
+  const whole = createHash('sha256');
   for (const name of fileNames) {
     const body = await readFile(join(browserSdkDir, name));
+    whole.update(body);
     files.set(name, { name, body, integrity: `sha384-${createHash('sha384').update(body).digest('base64')}`, gzipBytes: gzipSync(body, { level: 9 }).length });
   }
-  return { version, files };
+  // The bytes name the pinned path, not the version alone: a rebuild that changes them (another
+  // bundler, a fix without a version bump) gets a new path, so no page's `integrity` ever meets
+  // other bytes at the path it pinned; it gets a 404 there, and the dashboard shows the new snippet.
+  return { version, build: `${version}-${whole.digest('hex').slice(0, 12)}`, files };
 }
 
 function sdk(): Promise<Sdk> {
@@ -54,20 +61,20 @@ function crossOrigin(_req: Request, res: Response, next: NextFunction): void {
 
 /**
  * The browser SDK (docs/browser.md): /sdk/tracking.mjs and /sdk/tracking.js follow the service's
- * version (cached 5 minutes); /sdk/v<version>/... are pinned, cached a year, for a page that loads
- * them with `integrity`; /sdk/manifest.json gives each file's integrity and sizes.
+ * build (cached 5 minutes); /sdk/v<version>-<build>/... are pinned to the bytes, cached a year, for
+ * a page that loads them with `integrity`; /sdk/manifest.json gives each file's path, integrity and sizes.
  */
 export function sdkRoutes(): Router {
   const router = Router();
   router.use('/sdk', crossOrigin);
 
   router.get('/sdk/manifest.json', async (_req: Request, res: Response) => {
-    const { version, files } = await sdk();
+    const { version, build, files } = await sdk();
     res.set('Cache-Control', 'public, max-age=300').json({
       version,
       files: [...files.values()].map((file) => ({
         name: file.name,
-        path: `/sdk/v${version}/${file.name}`,
+        path: `/sdk/v${build}/${file.name}`,
         bytes: file.body.length,
         gzipBytes: file.gzipBytes,
         integrity: file.integrity,
@@ -92,8 +99,8 @@ export function sdkRoutes(): Router {
   });
 
   router.get('/sdk/:version/:file', async (req: Request, res: Response) => {
-    const { version, files } = await sdk();
-    if (req.params.version !== `v${version}`) throw notFound(`this service serves the browser SDK v${version} only`);
+    const { build, files } = await sdk();
+    if (req.params.version !== `v${build}`) throw notFound(`this service serves the browser SDK v${build} only: take the new snippet (GET /sdk/manifest.json)`);
     const file = files.get(req.params.file as FileName);
     if (!file) throw notFound(`no such SDK file: the files are ${fileNames.join(', ')}`);
     send(res, file, 'public, max-age=31536000, immutable');

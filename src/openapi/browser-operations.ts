@@ -51,7 +51,7 @@ export const browserSchemas: Record<string, JsonObject> = {
       type: 'array',
       items: closedObject({
         name: { type: 'string', enum: ['tracking.mjs', 'tracking.js'], description: '`tracking.mjs`: an ES module; `tracking.js`: the script-tag build, which defines `window.Tracking`.' },
-        path: { type: 'string', description: 'Its pinned path (`/sdk/v<version>/<name>`), cached for a year.', examples: ['/sdk/v0.1.0/tracking.js'] },
+        path: { type: 'string', description: 'Its pinned path (`/sdk/v<version>-<build>/<name>`, the build named by the files\' bytes), cached for a year.', examples: ['/sdk/v0.1.0-3f9c2a7d81e0/tracking.js'] },
         bytes: { type: 'integer', minimum: 1 },
         gzipBytes: { type: 'integer', minimum: 1, description: 'Its size compressed with gzip (level 9).' },
         integrity: { type: 'string', pattern: '^sha384-[A-Za-z0-9+/]{64}$', description: 'What a page\'s `integrity` attribute holds.' },

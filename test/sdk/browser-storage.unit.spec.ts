@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Delivery, type AreaData, type DeliveryEnv } from '@tracking-ingestion/sdk/browser/internals';
+import { Delivery, errorText, resultsOf, retriable, type AreaData, type DeliveryEnv } from '@tracking-ingestion/sdk/browser/internals';
 import { deliveryEnv, FakeClock, FakeLocks, FakeService, MemoryStorage, settle, type FakeReply } from './browser-fakes.js';
 
 const prefix = 'trk_q:L1:';
@@ -188,9 +188,11 @@ describe('browser SDK storage areas and delivery (unit)', () => {
 
     service.reply = (body) => ({ status: 200, body: { response: (JSON.parse(body) as unknown[]).map(() => ({ status: 'queued', trackID: 't' })) } });
     const sentBefore = service.sent.length;
-    const heir = await openTab();
+    const heir = new Delivery(env, prefix, url);
+    tabs.push(heir);
+    heir.start();
+    await heir.flush(); // asked before its lock is granted: it waits for the lock and the takeover
     expect(areas(storage.entries).has(goneKey), "the gone tab's area is removed").to.equal(false);
-    await heir.flush();
     const resent = service.sent.slice(sentBefore);
     expect(resent[0]?.url).to.equal(url('events', batch?.id ?? ''));
     expect(resent[0]?.body).to.equal(batch?.b);
@@ -249,5 +251,14 @@ describe('browser SDK storage areas and delivery (unit)', () => {
     second.hide();
     expect(beacons).to.deep.equal(['[{"eventName":"hop-1"}]', '[{"eventName":"hop-2"}]']);
     expect(service.sent.map((request) => request.body), 'the taken-over batch, fetched').to.deep.equal(['[{"eventName":"hop-1"}]']);
+  });
+
+  it('retries on 401, 403, 408, 429, 5xx and no reply; drops on any other refusal', () => {
+    expect([0, 200, 401, 403, 408, 429, 500, 502, 503].filter(retriable)).to.deep.equal([0, 200, 401, 403, 408, 429, 500, 502, 503]);
+    expect([400, 404, 413, 415, 422].filter(retriable)).to.deep.equal([]);
+    expect(resultsOf({ response: [{ status: 'queued', trackID: 't' }] }, 1)).to.have.length(1);
+    expect(resultsOf({ response: [] }, 1), 'not one result per item: not a bulk reply').to.equal(null);
+    expect(resultsOf('<html>', 1)).to.equal(null);
+    expect([errorText({ error: 'a' }), errorText({ response: { message: 'b' } }), errorText(null)]).to.deep.equal(['a', 'b', 'no error text']);
   });
 });

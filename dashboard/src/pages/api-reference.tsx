@@ -13,6 +13,8 @@ const credentialNames: Record<string, string> = {
   accessToken: 'an access token of the account',
   adminToken: 'the admin token',
   session: 'a session cookie',
+  browserKey: 'a browser key of the account, from a page of its origins',
+  browserKeyInQuery: 'a browser key in the query parameter key',
 };
 
 /** Who may call an operation, from its security requirements. */

@@ -106,31 +106,50 @@ export class StorageArea {
    * Moves the area stored under `key` (a gone tab's, whose lock the caller holds) into this one:
    * its batches keep their keys, so a batch the gone tab had sent is stored once. Written here
    * first, then removed there: a stop in between leaves a copy that is sent again under the same
-   * keys, never a loss.
+   * keys, never a loss nor twice.
    */
-  takeOver(key: string, limits: QueueLimits): void {
+  takeOver(key: string, limits: QueueLimits, inFlight: StoredBatch | null, keyOf: () => string): void {
     if (!this.storage) return;
     const data = readArea(this.storage, key);
     if (data) {
-      this.batches.push(...data.b);
-      this.items = [...data.i, ...this.items].sort((a, b) => a.t - b.t);
-      this.bound(limits, null);
-      this.save();
+      // Its loose items are cut into batches there first: from then on each has its key, and a copy
+      // left in both areas by a stop halfway is sent under the same keys, stored once.
+      const batches = [...data.b, ...cutBatches(data.i, keyOf)];
+      if (data.i.length > 0) {
+        try {
+          this.storage.setItem(key, JSON.stringify({ i: [], b: batches, h: data.h } satisfies AreaData));
+        } catch {
+          return; // storage full: left as it is, for a later try
+        }
+      }
+      const before = { batches: this.batches, items: this.items, dropped: this.dropped };
+      this.batches = [...this.batches, ...batches];
+      this.bound(limits, inFlight);
+      if (!this.save()) {
+        // Not written here (storage full): the gone tab's area stays for a later try, and is not sent from memory.
+        Object.assign(this, before);
+        return;
+      }
     }
     this.storage.removeItem(key);
   }
 
-  /** Writes the area, or removes its key when it is empty, so that storage holds no empty areas. */
-  save(): void {
-    if (!this.writable || !this.storage) return;
+  /** Writes the area, or removes its key when it is empty, so that storage holds no empty areas; whether it was written. */
+  save(): boolean {
+    if (!this.writable || !this.storage) return false;
     try {
       if (this.items.length + this.batches.length === 0) this.storage.removeItem(this.key);
       else this.storage.setItem(this.key, JSON.stringify({ i: this.items, b: this.batches, h: this.now() } satisfies AreaData));
       this.failedWrite = false;
+      return true;
     } catch (error) {
       // The origin's quota is full (the site's own data): items stay in memory; said once until a write succeeds.
       if (!this.failedWrite) this.onError(`items not stored on the device: ${String(error)}`);
       this.failedWrite = true;
+      // An older copy left in storage would be cut again, under new keys, by the next page: sent
+      // twice. None is better: what is held is then in memory only, and leaves by beacon.
+      this.storage.removeItem(this.key);
+      return false;
     }
   }
 

@@ -46,6 +46,32 @@ export function fitsOneBatch(json: string): boolean {
 }
 
 /**
+ * Why the service would refuse an item whole, or null: its shape limits (docs/decisions.md, Limits)
+ * refuse the whole bulk request, so an item past them is kept out of every batch, lest it take the
+ * good items of its batch down with it. `value` is the item as JSON.parse gives it back.
+ */
+export function shapeProblem(value: unknown): string | null {
+  let values = 0;
+  let containers = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [node, depth] = next;
+    values += 1;
+    if (node === null || typeof node !== 'object') continue;
+    containers += 1;
+    if (depth > 64) return 'nested deeper than 64 levels';
+    for (const [key, child] of Object.entries(node)) {
+      // An object's key counts as a value, as the service counts them.
+      if (!Array.isArray(node) && key !== undefined) values += 1;
+      stack.push([child, depth + 1]);
+    }
+  }
+  if (values > 10_000) return `${values} JSON values, more than 10,000`;
+  if (containers > 1_000) return `${containers} objects and arrays, more than 1,000`;
+  return null;
+}
+
+/**
  * Cuts items into batches of consecutive items of one kind, each at most maxBatchItems and
  * maxBatchBytes, in order; `keyOf` gives each its Idempotency-Key. Every item fits a batch
  * (`fitsOneBatch` is checked when an item is queued).

@@ -1,10 +1,11 @@
 import { parseRetryAfter } from '../retry.js';
-import type { ItemKind, ItemResult } from '../types.js';
+import type { ItemKind } from '../types.js';
 import { areaKeys, readArea, StorageArea, usageOf } from './area.js';
 import { retryDelayMs } from './backoff.js';
 import { maxBatchItems, type StoredBatch } from './batches.js';
 import { limitsLeft, siteLimits } from './bounds.js';
 import type { FetchLike, LocksLike, StorageLike } from './env.js';
+import { errorText, resultsOf, retriable } from './replies.js';
 
 /** What delivery takes from the page (fakes in tests). */
 export interface DeliveryEnv {
@@ -44,23 +45,6 @@ export const cutAfterMs = 1_000;
 export const scanEveryMs = 5_000;
 /** Without Web Locks, an area not written for this long is taken for a gone tab's. */
 export const staleAreaMs = 3_600_000;
-
-/** The reply's error text: form A `{ error }`, form B `{ response: { message } }`. */
-function errorText(body: unknown): string {
-  const { error, response } = (body ?? {}) as { error?: unknown; response?: { message?: unknown } };
-  return String(error ?? response?.message ?? 'no error text');
-}
-
-/** The results of a 200 bulk reply, one per item; null when the reply is not that. */
-function resultsOf(body: unknown, items: number): ItemResult[] | null {
-  const response = (body as { response?: unknown } | null)?.response;
-  return Array.isArray(response) && response.length === items ? (response as ItemResult[]) : null;
-}
-
-/** Statuses worth another attempt: a key or an origin the owner may fix, a timeout, a rate limit, the service down. */
-function retriable(status: number): boolean {
-  return status < 400 || status >= 500 || [401, 403, 408, 429].includes(status);
-}
 
 /**
  * Sends one tab's queue: one batch in flight at a time, in order, each with the key it was stored
@@ -135,6 +119,7 @@ export class Delivery {
     this.releaseLock = undefined;
     this.area.writable = false;
     this.inFlight = null;
+    this.retries = 0;
     this.beaconed.clear();
     this.settle();
   }
@@ -302,7 +287,7 @@ export class Delivery {
       const take = (): void => {
         if (!this.running || !this.area.writable) return;
         this.others = usageOf(storage, areaKeys(storage, this.prefix).filter((other) => other !== this.area.key && other !== key));
-        this.area.takeOver(key, limitsLeft(siteLimits, this.others));
+        this.area.takeOver(key, limitsLeft(siteLimits, this.others), this.inFlight, this.env.uuid);
         this.cutDue = true;
         this.pump();
       };

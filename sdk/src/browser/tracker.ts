@@ -1,6 +1,6 @@
 import type { ItemKind, Product, ProductEvent, TrackedEvent, UserProfile } from '../types.js';
 import { areaKeys } from './area.js';
-import { fitsOneBatch } from './batches.js';
+import { fitsOneBatch, shapeProblem } from './batches.js';
 import { campaignOf, deviceType } from './context.js';
 import { CookieJar } from './cookies.js';
 import { Delivery, type DeliveryStats } from './delivery.js';
@@ -86,7 +86,8 @@ export function createTrackerWith(options: TrackerOptions, page: BrowserGlobals)
         return () => clearTimeout(timer);
       },
       random: Math.random,
-      allowed: () => jar.get(optOutName) !== '1',
+      // Another tab may have opted the visitor out: this one then stops and clears what it holds too.
+      allowed: () => live(),
       onError: report,
     },
     `trk_q:${licenseCode}:`,
@@ -127,6 +128,11 @@ export function createTrackerWith(options: TrackerOptions, page: BrowserGlobals)
     }
     if (!fitsOneBatch(json)) {
       report(`${kind} item not sent: larger than a batch (60 KiB)`);
+      return delivery.drop(1);
+    }
+    const problem = shapeProblem(JSON.parse(json));
+    if (problem) {
+      report(`${kind} item not sent: ${problem}`);
       return delivery.drop(1);
     }
     delivery.enqueue(kind, json);
