@@ -3,6 +3,7 @@ import type { Account } from './account.js';
 import * as sql from './browser-keys-sql.js';
 import { addBrowserKey, changeBrowserKey, revokeBrowserKey, type BrowserKey, type BrowserKeyFields, type CreatedBrowserKey } from './browser-keys.js';
 import { hashToken, matchingIndex } from './token-hash.js';
+import { UseMarks } from './use-marks.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
 
@@ -37,9 +38,6 @@ interface ChangedKeyRow {
 /** Compared against when a license code has no key, so that every case does the same work. */
 const noKeyHash = [hashToken(randomBytes(24).toString('base64url'))];
 
-/** A key's last_used_at is kept to the minute: marked at most once a minute per process. */
-const markEveryMs = 60_000;
-
 /**
  * Every active browser key of every account, in memory (each account has at most 20, with at most
  * 50 origins each), so that a browser's request is checked without a query. The copy is at most
@@ -54,13 +52,16 @@ export class BrowserKeyRegistry {
   private xmin: string | null = null;
   private readAt = -Infinity;
   private reading: Promise<void> | null = null;
-  private readonly markedAt = new Map<string, number>();
+  /** last_used_at of the keys, marked off the request path. */
+  private readonly used: UseMarks;
 
   constructor(
     private readonly pool: Pool,
     private readonly maxAgeMs = 2_000,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    this.used = new UseMarks(pool, sql.markBrowserKeysUsed, 'a browser key', log);
+  }
 
   async authenticate(licenseCode: string, key: string): Promise<AuthenticatedBrowserKey | null> {
     await this.fresh();
@@ -69,7 +70,7 @@ export class BrowserKeyRegistry {
     const index = matchingIndex(hashToken(key), keys.length > 0 ? keys.map((k) => k.hash) : noKeyHash);
     const matched = index >= 0 ? keys[index] : undefined;
     if (!entry || !matched) return null;
-    this.markUsed(matched.id);
+    this.used.mark(matched.id);
     return { account: entry.account, keyId: matched.id, origins: matched.origins };
   }
 
@@ -136,15 +137,5 @@ export class BrowserKeyRegistry {
     this.licenseOfKey.set(row.id, row.license_code);
     const account = { id: row.account_id, name: row.name, licenseCode: row.license_code };
     this.byLicense.set(row.license_code, { account, keys: [...others, { id: row.id, hash: row.key_hash, origins: row.origins }] });
-  }
-
-  /** Records that a key was used, off the request path: a failed write only loses that minute's mark. */
-  private markUsed(keyId: string): void {
-    const now = Date.now();
-    if (now - (this.markedAt.get(keyId) ?? -Infinity) < markEveryMs) return;
-    this.markedAt.set(keyId, now);
-    this.pool.query(sql.markBrowserKeysUsed, [[keyId]]).catch((error: unknown) => {
-      this.log?.debug({ err: error }, 'could not record when a browser key was last used');
-    });
   }
 }

@@ -1,13 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as sql from './browser-keys-sql.js';
-import { lockAccountByLicense } from './accounts-sql.js';
-import type { Account } from './account.js';
 import { hashToken } from './token-hash.js';
-import { labelProblem } from './tokens.js';
+import { labelProblem, lockedAccount, uuidShape } from './tokens.js';
 import { parseAllowedOrigins } from './origins.js';
 import type { Pool } from '../db/pool.js';
 import { inTransaction } from '../db/transaction.js';
-import type pg from 'pg';
 import { browserKeyPrefix } from '../config.js';
 
 export const maxActiveBrowserKeys = 20;
@@ -78,14 +75,6 @@ export class BrowserKeyLimitReached extends Error {
   constructor() {
     super(`an account holds at most ${maxActiveBrowserKeys} active browser keys: revoke one first`);
   }
-}
-
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-async function lockedAccount(client: pg.ClientBase, licenseCode: string): Promise<Account | null> {
-  const { rows } = await client.query<{ id: string; name: string; license_code: string }>(lockAccountByLicense, [licenseCode]);
-  const row = rows[0];
-  return row ? { id: row.id, name: row.name, licenseCode: row.license_code } : null;
 }
 
 export async function listBrowserKeys(pool: Pool, accountId: string): Promise<BrowserKey[]> {

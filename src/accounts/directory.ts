@@ -5,6 +5,7 @@ import type { Account } from './account.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../logger.js';
 import { hashToken, matchingIndex } from './token-hash.js';
+import { UseMarks } from './use-marks.js';
 
 /** Who a presented access token is: its account, and which of the account's tokens it is. */
 export interface Authenticated {
@@ -28,9 +29,6 @@ const unknownAccountHash = hashToken(randomBytes(32).toString('hex'));
 const noTokens = [{ id: '', scope: 'ingest' as TokenScope, hash: unknownAccountHash }];
 
 const maxCachedUnknown = 10_000;
-/** last_used_at is kept to the minute: a token is marked at most once a minute per process. */
-const markEveryMs = 60_000;
-const maxMarkedTokens = 100_000;
 
 /**
  * Finds the account of a license code and checks a presented token against each of its active
@@ -42,16 +40,18 @@ const maxMarkedTokens = 100_000;
 export class AccountDirectory {
   private readonly cache = new Map<string, CachedTokens>();
   private readonly unknown = new Map<string, CachedTokens>();
-  /** When each token was last marked used by this process. */
-  private readonly markedAt = new Map<string, number>();
+  /** last_used_at of the tokens, marked off the request path. */
+  private readonly used: UseMarks;
   /** Counts forget() calls: a lookup that began before one is not cached (it may predate a revocation). */
   private forgets = 0;
 
   constructor(
     private readonly pool: Pool,
     private readonly ttlMs = 30_000,
-    private readonly log?: Logger,
-  ) {}
+    log?: Logger,
+  ) {
+    this.used = new UseMarks(pool, markTokensUsed, 'an access token', log);
+  }
 
   async authenticate(licenseCode: string, token: string): Promise<Authenticated | null> {
     const entry = await this.lookup(licenseCode);
@@ -59,7 +59,7 @@ export class AccountDirectory {
     const index = matchingIndex(hashToken(token), tokens.map((t) => t.hash));
     const matched = index >= 0 ? tokens[index] : undefined;
     if (!entry.account || !matched || matched.id === '') return null;
-    this.markUsed(matched.id);
+    this.used.mark(matched.id);
     return { account: entry.account, tokenId: matched.id, scope: matched.scope };
   }
 
@@ -97,20 +97,6 @@ export class AccountDirectory {
     const rotated = await rotateToken(this.pool, licenseCode);
     this.forget(licenseCode);
     return rotated;
-  }
-
-  /**
-   * Records that a token was used, off the request path: at most once a minute per token per
-   * process, without waiting for the write; a failed write only loses that minute's mark.
-   */
-  private markUsed(tokenId: string): void {
-    const now = Date.now();
-    if (now - (this.markedAt.get(tokenId) ?? -Infinity) < markEveryMs) return;
-    if (this.markedAt.size >= maxMarkedTokens) this.markedAt.clear();
-    this.markedAt.set(tokenId, now);
-    this.pool.query(markTokensUsed, [[tokenId]]).catch((error: unknown) => {
-      this.log?.debug({ err: error }, 'could not record when an access token was last used');
-    });
   }
 
   private async lookup(licenseCode: string): Promise<CachedTokens> {

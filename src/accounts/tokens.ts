@@ -38,7 +38,8 @@ export interface CreatedToken extends AccessToken {
 
 export const newAccessToken = (): string => `${accessTokenPrefix}${randomBytes(32).toString('base64url')}`;
 
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The shape of a credential's id (a UUID): anything else is unknown without a query. */
+export const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Why `label` is not a token label, or null (the rule of account texts, src/accounts/accounts-text.ts). */
 export const labelProblem = (label: unknown): string | null => accountTextProblem('label', label, maxLabelLength);
@@ -87,7 +88,7 @@ export async function listTokens(pool: Pool, accountId: string): Promise<AccessT
 }
 
 /** The account of a license code, locked for the rest of the transaction (token changes of one account queue up). */
-async function lockedAccount(client: pg.ClientBase, licenseCode: string): Promise<Account | null> {
+export async function lockedAccount(client: pg.ClientBase, licenseCode: string): Promise<Account | null> {
   const { rows } = await client.query<{ id: string; name: string; license_code: string }>(lockAccountByLicense, [licenseCode]);
   const row = rows[0];
   return row ? { id: row.id, name: row.name, licenseCode: row.license_code } : null;
