@@ -264,6 +264,40 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     }
   });
 
+  it("describes Segment's API: batches, single calls and their short paths, refusals, the browser settings", async () => {
+    const basic = `Basic ${Buffer.from(`${account.accessToken}:`).toString('base64')}`;
+    const segment = (path: string, body: unknown, options: PostOptions = {}) => call('POST', path, body, { authorization: basic, ...options });
+    const messages: Record<string, Record<string, unknown>> = {
+      identify: { userId: 'u-1', traits: { email: 'ann@example.com' } },
+      track: { userId: 'u-1', event: 'Signed Up', properties: { plan: 'pro' } },
+      page: { anonymousId: 'a-1', name: 'Pricing' },
+      screen: { userId: 'u-1', name: 'Home' },
+      group: { userId: 'u-1', groupId: 'g-1', traits: { name: 'Acme' } },
+      alias: { userId: 'u-1', previousId: 'a-1' },
+    };
+    const short: Record<string, string> = { identify: 'i', track: 't', page: 'p', screen: 's', group: 'g', alias: 'a' };
+    for (const [type, message] of Object.entries(messages)) {
+      queued(await segment(`/v1/${type}`, message));
+      queued(await segment(`/v1/${short[type] as string}`, undefined, { raw: JSON.stringify({ ...message, writeKey: account.accessToken }), authorization: '', headers: { 'content-type': 'text/plain' } }));
+    }
+    const batch = { batch: Object.entries(messages).map(([type, message]) => ({ type, ...message })) };
+    expect(bulkResults(await segment('/v1/batch', batch)).map((r) => r.status)).to.deep.equal(Array(6).fill('queued'));
+    expect(bulkResults(await segment('/v1/b', batch)).map((r) => r.status)).to.have.length(6);
+    const statuses = [
+      await segment('/v1/track', { userId: 'u-1' }),
+      await segment('/v1/batch', { batch: 'no' }),
+      await segment('/v1/batch', batch, { authorization: `Basic ${Buffer.from('wrong:').toString('base64')}` }),
+      await segment('/v1/batch', batch, { headers: { origin: 'https://shop.example.com' } }),
+    ].map((reply) => reply.status);
+    expect(statuses).to.deep.equal([400, 400, 401, 403]);
+    const owner = await app.account('Segment pages');
+    const made = await app.request<{ browserKey: string }>('POST', `/admin/v1/accounts/${owner.licenseCode}/browser-keys`, { label: 'shop', origins: ['https://shop.example.com'] }, { authorization: `Bearer ${owner.accessToken}` });
+    const settings = await get<{ integrations: Record<string, { apiKey: string }> }>(`/v1/projects/${made.body.browserKey}/settings`);
+    expect(settings.body.integrations['Segment.io']?.apiKey).to.equal(made.body.browserKey);
+    expect((await get(`/v1/projects/${account.accessToken}/settings`)).status).to.equal(401);
+    expect((await get('/v1/projects/tbk_unknown/settings')).status).to.equal(404);
+  });
+
   it('describes health, metrics and the dashboard', async () => {
     for (const path of ['/livez', '/readyz', '/healthz', '/metrics', '/dashboard', '/dashboard/leads/u-1']) await get(path);
     const root = await fetch(`${app.baseUrl}/`, { redirect: 'manual' });

@@ -49,6 +49,8 @@ export class BrowserKeyRegistry {
   private readonly byLicense = new Map<string, AccountKeys>();
   /** The license code of each key id: a key changed or revoked is found without a scan. */
   private readonly licenseOfKey = new Map<string, string>();
+  /** The license code of each active key's hash (hex). */
+  private readonly licenseOfHash = new Map<string, string>();
   private xmin: string | null = null;
   private readAt = -Infinity;
   private reading: Promise<void> | null = null;
@@ -72,6 +74,17 @@ export class BrowserKeyRegistry {
     if (!entry || !matched) return null;
     this.used.mark(matched.id);
     return { account: entry.account, keyId: matched.id, origins: matched.origins };
+  }
+
+  /**
+   * A browser key presented without a license code (a Segment write key, docs/segment.md): found
+   * by its hash among every active key, then compared as authenticate() does.
+   */
+  async authenticateKey(key: string): Promise<AuthenticatedBrowserKey | null> {
+    await this.fresh();
+    const hash = hashToken(key);
+    const license = this.licenseOfHash.get(hash.toString('hex'));
+    return license === undefined ? null : this.authenticate(license, key);
   }
 
   async add(licenseCode: string, label: string, origins: string[]): Promise<CreatedBrowserKey | null> {
@@ -128,6 +141,7 @@ export class BrowserKeyRegistry {
     const license = this.licenseOfKey.get(row.id) ?? row.license_code;
     const entry = this.byLicense.get(license);
     const others = entry?.keys.filter((k) => k.id !== row.id) ?? [];
+    for (const key of entry?.keys ?? []) if (key.id === row.id) this.licenseOfHash.delete(key.hash.toString('hex'));
     if (row.revoked) {
       this.licenseOfKey.delete(row.id);
       if (others.length === 0) this.byLicense.delete(license);
@@ -135,6 +149,7 @@ export class BrowserKeyRegistry {
       return;
     }
     this.licenseOfKey.set(row.id, row.license_code);
+    this.licenseOfHash.set(row.key_hash.toString('hex'), row.license_code);
     const account = { id: row.account_id, name: row.name, licenseCode: row.license_code };
     this.byLicense.set(row.license_code, { account, keys: [...others, { id: row.id, hash: row.key_hash, origins: row.origins }] });
   }

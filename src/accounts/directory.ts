@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { markTokensUsed, selectAccountTokens, selectActiveTokenByHash } from './tokens-sql.js';
+import { markTokensUsed, selectAccountTokens, selectActiveTokenByHash, selectLicenseOfTokenHash } from './tokens-sql.js';
 import { addToken, revokeToken, rotateToken, type CreatedToken, type RevokeResult, type RotatedToken, type TokenScope } from './tokens.js';
 import type { Account } from './account.js';
 import type { Pool } from '../db/pool.js';
@@ -42,6 +42,8 @@ export class AccountDirectory {
   private readonly unknown = new Map<string, CachedTokens>();
   /** last_used_at of the tokens, marked off the request path. */
   private readonly used: UseMarks;
+  /** The license code of access tokens looked up by hash alone (null: no active token has it). */
+  private readonly licenseOfHash = new Map<string, { code: string | null; expiresAt: number }>();
   /** Counts forget() calls: a lookup that began before one is not cached (it may predate a revocation). */
   private forgets = 0;
 
@@ -63,6 +65,27 @@ export class AccountDirectory {
     return { account: entry.account, tokenId: matched.id, scope: matched.scope };
   }
 
+  /**
+   * An access token presented without a license code (a Segment write key, docs/segment.md): its
+   * account is found by the token's hash (a unique column), then the token is checked as
+   * authenticate() does. Cached like the license codes' lookups.
+   */
+  async authenticateToken(token: string): Promise<Authenticated | null> {
+    const hash = hashToken(token).toString('hex');
+    const now = Date.now();
+    let license = this.licenseOfHash.get(hash);
+    if (!license || license.expiresAt <= now) {
+      const forgetsBefore = this.forgets;
+      const { rows } = await this.pool.query<{ license_code: string }>(selectLicenseOfTokenHash, [hashToken(token)]);
+      license = { code: rows[0]?.license_code ?? null, expiresAt: now + Math.min(this.ttlMs, 5_000) };
+      if (this.forgets === forgetsBefore) {
+        if (this.licenseOfHash.size >= maxCachedUnknown) this.licenseOfHash.clear();
+        this.licenseOfHash.set(hash, license);
+      }
+    }
+    return license.code === null ? null : this.authenticate(license.code, token);
+  }
+
   /** Whether `token` is an active access token of any account (an operator call made with one is refused 403, not 401). */
   async isActiveToken(token: string): Promise<boolean> {
     const { rowCount } = await this.pool.query(selectActiveTokenByHash, [hashToken(token)]);
@@ -79,6 +102,8 @@ export class AccountDirectory {
     this.forgets += 1;
     this.cache.delete(licenseCode);
     this.unknown.delete(licenseCode);
+    // A token revoked here must not pass as a write key either; one made here may have been looked up as unknown.
+    this.licenseOfHash.clear();
   }
 
   async addToken(licenseCode: string, label: string, scope: TokenScope): Promise<CreatedToken | null> {

@@ -25,3 +25,7 @@ export const markTokensUsed = `UPDATE access_tokens SET last_used_at = date_trun
 
 /** The active token a hash belongs to, whatever its account (to tell an access token from a wrong admin token). */
 export const selectActiveTokenByHash = 'SELECT id FROM access_tokens WHERE token_hash = $1 AND revoked_at IS NULL';
+
+/** The license code of the account whose active token has this hash (a Segment write key, docs/segment.md). */
+export const selectLicenseOfTokenHash = `SELECT a.license_code FROM access_tokens t JOIN accounts a ON a.id = t.account_id
+  WHERE t.token_hash = $1 AND t.revoked_at IS NULL`;

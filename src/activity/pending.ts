@@ -69,7 +69,7 @@ export class PendingActivity {
     const count = this.minuteCount(accountId, at - (at % minuteMs), item.endpoint);
     if (count) count.rejected += 1;
     this.addHourly({ accountId, hour: at - (at % hourMs), endpoint: item.endpoint, reason: item.reason, field: item.field, count: 1, lastSeen: at });
-    const bytes = itemOverheadBytes + 2 * (item.message.length + (item.excerpt?.text.length ?? 0));
+    const bytes = itemOverheadBytes + 2 * (item.message.length + (item.excerpt?.text.length ?? 0) + (item.client?.length ?? 0));
     this.keep({ ...item, accountId, at, bytes });
   }
 

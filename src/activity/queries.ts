@@ -39,6 +39,7 @@ const warningOf = (row: RejectedItemRow): Warning => ({
   message: row.message,
   excerpt: row.excerpt,
   truncated: row.truncated,
+  client: row.client,
 });
 
 /** One account's rejections of the last 30 days, one group per reason, field and endpoint, the latest seen first. */
@@ -56,6 +57,7 @@ export async function warningGroups(pool: Pool, accountId: string): Promise<Warn
       message: example.message,
       excerpt: example.excerpt,
       truncated: example.truncated,
+      client: example.client,
     })),
   }));
 }

@@ -180,6 +180,7 @@ export class IngestActivity {
             items.map((i) => i.message),
             items.map((i) => i.excerpt?.text ?? null),
             items.map((i) => i.excerpt?.truncated ?? false),
+            items.map((i) => i.client ?? null),
           ]);
           await client.query(sql.pruneRejectedItems, [[...new Set(items.map((i) => i.accountId))], this.settings.itemsPerAccount]);
         }

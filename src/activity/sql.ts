@@ -16,10 +16,10 @@ export const addHourlyRejections = `
 
 /** Rejected items, in the order they were recorded (the id keeps it, also for items of one millisecond). */
 export const insertRejectedItems = `
-  INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, field, status, message, excerpt, truncated)
-  SELECT account_id, at, endpoint, reason, field, status, message, excerpt, truncated
-  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::boolean[])
-    WITH ORDINALITY AS i(account_id, at, endpoint, reason, field, status, message, excerpt, truncated, n)
+  INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client)
+  SELECT account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client
+  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::boolean[], $10::text[])
+    WITH ORDINALITY AS i(account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client, n)
   ORDER BY n`;
 
 /** Keeps the latest $2 rejected items of each account of $1. */
@@ -48,9 +48,10 @@ export interface RejectedItemRow {
   message: string;
   excerpt: string | null;
   truncated: boolean;
+  client: string | null;
 }
 
-const rejectedItemColumns = 'at, endpoint, reason, field, status, message, excerpt, truncated';
+const rejectedItemColumns = 'at, endpoint, reason, field, status, message, excerpt, truncated, client';
 
 /**
  * One account's rejected items, the latest first, older than the item $3 (null: from the latest),

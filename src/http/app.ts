@@ -23,6 +23,8 @@ import { adminRoutes } from './admin-routes.js';
 import { dashboardRoutes } from './dashboard-routes.js';
 import { errorHandler, unknownPath } from './errors.js';
 import { ingestRoutes } from './ingest-routes.js';
+import { segmentRoutes } from './segment-routes.js';
+import { AddressPolicies } from '../accounts/address-policy.js';
 import { openApiRoutes } from './openapi-routes.js';
 import { opsRoutes } from './ops-routes.js';
 import { checkPathParams, checkQuery } from './params.js';
@@ -98,6 +100,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   const rateLimits = new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute);
   const browserLimits = new BrowserKeyLimits(pool, config.browserAddressPerMinute, config.browserKeyPerMinute);
   const { browserKeys } = parts;
+  const addressPolicies = new AddressPolicies(pool);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -133,6 +136,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   app.use(sdkRoutes());
   // Before every /v1 route, so that each reply carries it, errors and 404s included.
   app.use('/v1', ingestCors);
+  app.use(segmentRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, metrics, activity }));
   app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake() }));
   app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
   app.use('/admin/v1', checkQuery);

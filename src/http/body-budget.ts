@@ -80,11 +80,16 @@ export class BodyBudget {
     private readonly metrics?: Metrics,
   ) {}
 
-  /** For a route whose bodies are at most `limitBytes`; runs after authentication. */
+  /**
+   * For a route whose bodies are at most `limitBytes`; runs after authentication. A request whose
+   * credential is in its body (a Segment page's writeKey) is not authenticated yet: its share is
+   * its client address's, as a page's many visitors each have their own.
+   */
   reserve(limitBytes: number): RequestHandler {
     return (req: Request, res: Response, next: NextFunction) => {
       if (this.maxBytes === 0) return next();
-      const reservation = new BodyReservation(this, accountOf(res).id);
+      const holder = res.locals.account === undefined ? `address ${req.ip ?? ''}` : accountOf(res).id;
+      const reservation = new BodyReservation(this, holder);
       const declared = Number(req.get('content-length'));
       if (!sentCompressed(req) && Number.isSafeInteger(declared) && declared >= 0 && !this.couldTake(reservation, parsedBodyCost(Math.min(declared, limitBytes), 0))) throw busy();
       reservations.set(req, reservation);

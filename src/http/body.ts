@@ -36,8 +36,8 @@ function charsetOf(req: Request): string {
 export interface JsonBodyOptions {
   /** The nesting the body may have: checked before anything else walks it. */
   maxDepth?: number;
-  /** Where the items are, for the limits of item-size.ts: 0, the body; 1, the elements of its top-level array. */
-  itemLevel?: 0 | 1;
+  /** Where the items are, for the limits of item-size.ts: 0, the body; 1, the elements of its top-level array; 2, a Segment batch's messages. */
+  itemLevel?: 0 | 1 | 2;
   /** The minimum data rate of the body, bytes per second (0: none); default config.ts's. */
   minBytesPerSecond?: number;
   /**

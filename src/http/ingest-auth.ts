@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AccountDirectory } from '../accounts/directory.js';
-import type { BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
+import type { AccountDirectory, Authenticated } from '../accounts/directory.js';
+import type { AuthenticatedBrowserKey, BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
 import { isBrowserKeyLike } from '../accounts/browser-keys.js';
 import { normalizedOrigin, originAllowed } from '../accounts/origins.js';
 import { accessTokenPrefix } from '../config.js';
@@ -8,7 +8,7 @@ import { AppError, badRequest, unauthorized } from '../errors.js';
 import { presentedToken } from './auth.js';
 
 /** What a request to an ingest route was refused for, as counted in Warnings (docs/browser.md). */
-const refused = {
+export const refused = {
   unauthorized: (message: string) => unauthorized(message),
   secretInUrl: () =>
     new AppError(
@@ -43,6 +43,28 @@ function credentialOf(req: Request): { value: string; inQuery: boolean } | null 
 const shownOrigin = (origin: string): string => (origin.length > 200 ? `${origin.slice(0, 200)}…` : origin);
 
 /**
+ * A browser key's request: its account once the Origin is one of the key's (res.locals.account,
+ * browserKeyId); otherwise refused, with its account noted for Warnings (refusedAccount).
+ */
+export function admitBrowserKey(res: Response, origin: string | undefined, found: AuthenticatedBrowserKey | null, unknown: string): void {
+  if (!found) throw refused.unauthorized(unknown);
+  res.locals.refusedAccount = found.account;
+  if (origin === undefined) throw refused.noOrigin();
+  const normalized = normalizedOrigin(origin);
+  if (!normalized || !originAllowed(normalized, found.origins)) throw refused.originNotAllowed(shownOrigin(origin));
+  res.locals.account = found.account;
+  res.locals.browserKeyId = found.keyId;
+}
+
+/** An access token's request: its account when it comes from a server (no Origin); otherwise refused. */
+export function admitAccessToken(res: Response, origin: string | undefined, found: Authenticated | null, unknown: string): void {
+  if (!found) throw refused.unauthorized(unknown);
+  res.locals.refusedAccount = found.account;
+  if (origin !== undefined) throw refused.tokenInPage(shownOrigin(origin));
+  res.locals.account = found.account;
+}
+
+/**
  * Ingest authentication (docs/spec.md 5, docs/browser.md): license code in the path, and either an
  * access token of that account (either scope) from a server, or a browser key of that account from
  * a page of one of the key's origins. Never a cookie. A refusal (401, 403) of a license code that
@@ -57,23 +79,12 @@ export function ingestAuth(accounts: AccountDirectory, browserKeys: BrowserKeyRe
       if (!credential) throw refused.unauthorized('missing access token');
       const origin = req.get('origin');
       if (isBrowserKeyLike(credential.value)) {
-        const found = await browserKeys.authenticate(license, credential.value);
-        if (!found) throw refused.unauthorized('invalid browser key or license code');
-        res.locals.refusedAccount = found.account;
-        if (origin === undefined) throw refused.noOrigin();
-        const normalized = normalizedOrigin(origin);
-        if (!normalized || !originAllowed(normalized, found.origins)) throw refused.originNotAllowed(shownOrigin(origin));
-        res.locals.account = found.account;
-        res.locals.browserKeyId = found.keyId;
+        admitBrowserKey(res, origin, await browserKeys.authenticate(license, credential.value), 'invalid browser key or license code');
         return next();
       }
       if (credential.inQuery && credential.value.startsWith(accessTokenPrefix)) throw refused.secretInUrl();
       if (credential.inQuery) throw refused.unauthorized('invalid browser key or license code');
-      const found = await accounts.authenticate(license, credential.value);
-      if (!found) throw refused.unauthorized('invalid access token or license code');
-      res.locals.refusedAccount = found.account;
-      if (origin !== undefined) throw refused.tokenInPage(shownOrigin(origin));
-      res.locals.account = found.account;
+      admitAccessToken(res, origin, await accounts.authenticate(license, credential.value), 'invalid access token or license code');
       next();
     } catch (error) {
       // The refusal is the owner's to see when the license code names an account (cached lookup).

@@ -19,8 +19,8 @@ import { accountOf } from './auth.js';
 import { ingestAuth } from './ingest-auth.js';
 import type { BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
 import type { BrowserKeyLimits } from './browser-limits.js';
-import { bodyExcerpt, bulkBytes, jsonBody, singleItemBytes } from './body.js';
-import { excerptOfText, excerptOfValue } from '../ingest/excerpt.js';
+import { bulkBytes, jsonBody, singleItemBytes } from './body.js';
+import { itemCounter } from './item-counts.js';
 
 /** At most this many items in a bulk request. */
 export const maxBulkItems = 100;
@@ -109,34 +109,7 @@ export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, c
     res.json(body);
   }
 
-  /**
-   * Counts each item's result, and remembers it in the account's ingest activity: an element of a
-   * bulk request with its own JSON as excerpt, a single item with the body as sent.
-   */
-  function count(req: Request, ctx: IngestContext, results: ItemResult[], items?: unknown[]): void {
-    const { endpoint, accountId } = ctx;
-    let accepted = 0;
-    for (let index = 0; index < results.length; index += 1) {
-      const result = results[index] as ItemResult;
-      if (result.status === 'queued') {
-        accepted += 1;
-        continue;
-      }
-      metrics.rejectedItems.inc({ endpoint, reason: result.reason });
-      activity.rejected(accountId, {
-        endpoint,
-        reason: result.reason,
-        field: result.field,
-        status: items ? 200 : 400,
-        message: excerptOfText(result.message).text,
-        excerpt: items ? excerptOfValue(items[index]) : (bodyExcerpt(req) ?? excerptOfValue(req.body)),
-      });
-    }
-    if (accepted === 0) return;
-    // Once per request: counting each item apart cost a label lookup per item.
-    metrics.acceptedItems.inc({ endpoint }, accepted);
-    activity.accepted(accountId, endpoint, accepted);
-  }
+  const count = itemCounter(metrics, activity);
 
   const single = (endpoint: 'users' | SingleItemEndpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
     router.post(`/${endpoint}`, ...auth, rateLimits.middleware(endpoint), bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond, textPlain: true }), async (req, res) => {

@@ -15,6 +15,22 @@ export const routePatterns: readonly string[] = [
   '/v1/accounts/:license/products/bulk',
   '/v1/accounts/:license/productsevents',
   '/v1/accounts/:license/productsevents/bulk',
+  // Segment's tracking API (docs/segment.md): its calls, their short paths, and the browser settings.
+  '/v1/batch',
+  '/v1/b',
+  '/v1/identify',
+  '/v1/i',
+  '/v1/track',
+  '/v1/t',
+  '/v1/page',
+  '/v1/p',
+  '/v1/screen',
+  '/v1/s',
+  '/v1/group',
+  '/v1/g',
+  '/v1/alias',
+  '/v1/a',
+  '/v1/projects/:writeKey/settings',
   '/admin/v1/session',
   '/admin/v1/accounts',
   '/v1/accounts/:license/erasures',
@@ -61,6 +77,8 @@ const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.ma
 
 /** Ingest endpoint of a route pattern (`users/bulk`), the label of the ingest item counters. */
 export function ingestEndpointOf(route: string): string | null {
+  if (route === '/v1/batch' || route === '/v1/b') return 'segment/batch';
+  if (/^\/v1\/[a-z]+$/.test(route)) return 'segment';
   const match = /^\/v1\/accounts\/:license\/(.+)$/.exec(route);
   // The erasure requests share the prefix; they are no ingest endpoint.
   return match && isEndpoint(match[1] as string) ? (match[1] as string) : null;

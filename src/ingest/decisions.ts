@@ -43,7 +43,7 @@ export async function appendDecisions(store: EventAppender, decisions: Decision[
 /** The refusal of an item whose events one write cannot hold, naming the element of a bulk request. */
 function itemTooLarge(error: EventsTooLargeError, decisions: Decision[], endpoint: Endpoint): ItemTooLargeError {
   const index = decisions.findIndex((d) => 'events' in d && d.trackId === error.trackId);
-  const item = endpoint.endsWith('/bulk') ? `element [${index}]` : 'the item';
+  const item = endpoint.endsWith('/bulk') ? `element [${index}]` : endpoint === 'segment/batch' ? `message batch[${index}]` : 'the item';
   return new ItemTooLargeError(
     `${item} is too large for the event store: its events take ${error.bytes} bytes, more than the ${error.maxBytes} bytes one write may hold`,
   );

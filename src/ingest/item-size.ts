@@ -60,18 +60,19 @@ function firstValueAt(bytes: Buffer, from: number): number {
 }
 
 const count = (n: number): string => n.toLocaleString('en');
-const itemName = (itemLevel: number, index: number): string => (itemLevel === 0 ? 'the item' : `[${index}]`);
+const itemName = (itemLevel: number, index: number): string => (itemLevel === 0 ? 'the item' : itemLevel === 1 ? `[${index}]` : `batch[${index}]`);
 
 /**
  * Counts the values and the objects and arrays of each item of a JSON body, in one pass over its
  * bytes without parsing it: the items are the body itself (`itemLevel` 0) or the elements of its
- * top-level array (`itemLevel` 1, a bulk request). It reads only the structure (quotes, escapes,
+ * top-level array (`itemLevel` 1, a bulk request), or the values one level further in (`itemLevel`
+ * 2, the messages of a Segment batch, `{"batch": [...]}`). It reads only the structure (quotes, escapes,
  * brackets, separators): syntax errors are left to the parser. UTF-8 is safe to scan byte by
  * byte, since no byte of a multi-byte sequence is ASCII. A body nested deeper than `maxDepth` (the
  * body is level 1) is left to the check of nesting, which names the place, unless it holds more
  * than `containerCap` objects and arrays.
  */
-export function bodyShape(bytes: Buffer, itemLevel: 0 | 1, maxDepth: number): BodyShape {
+export function bodyShape(bytes: Buffer, itemLevel: 0 | 1 | 2, maxDepth: number): BodyShape {
   // A leading byte order mark is dropped before parsing; here it would read as a number.
   const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   // A bulk body that is not an array is refused once parsed; until then it is one item.

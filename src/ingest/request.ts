@@ -1,7 +1,8 @@
 import { schemaVersion, type EventMetadata } from '../eventstore/events.js';
 import type { TrackIds } from './track-ids.js';
 
-export const endpoints = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'] as const;
+/** The spec's endpoints and their bulk forms, then Segment's calls (docs/segment.md): its batch, and its single calls together. */
+export const endpoints = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk', 'segment', 'segment/batch'] as const;
 
 export type Endpoint = (typeof endpoints)[number];
 

@@ -130,12 +130,13 @@ const deciders: Record<SingleItemEndpoint, Decide> = {
  * stores the events of those that pass in one append: one result per item, in order.
  */
 export async function ingestItems(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
+  return appendDecisions(deps.store, await decideItems(endpoint, deps, ctx, items), ctx.endpoint);
+}
+
+/** The decisions of ingestItems, one per item in order, before anything is appended. */
+export async function decideItems(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, items: unknown[]): Promise<Decision[]> {
   const suppressed = await suppressedOf(deps, ctx.accountId);
-  return appendDecisions(
-    deps.store,
-    items.map((item, index) => deciders[endpoint](deps, ctx, item, index, suppressed)),
-    ctx.endpoint,
-  );
+  return items.map((item, index) => deciders[endpoint](deps, ctx, item, index, suppressed));
 }
 
 /** Checks one item of a single-event endpoint and, if it passes, stores its event. */

@@ -112,6 +112,11 @@ export async function admitByTypes(
  * requests racing for the same new key, where the loser's merge claim stays for its retry).
  */
 export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<ItemResult[]> {
+  return appendDecisions(deps.store, await decideUsers(deps, ctx, items), ctx.endpoint);
+}
+
+/** The decisions of ingestUsers, one per user in order, before anything is appended. */
+export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<Decision[]> {
   const suppressed = await suppressedOf(deps, ctx.accountId);
   const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index, suppressed));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
@@ -134,13 +139,12 @@ export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     if (admission && !admission.accepted && admission.conflict) outcomes[candidate.index] = rejected(admission.conflict, 'attribute_type', 'attributes');
   });
 
-  const decisions: Decision[] = outcomes.map((outcome, index) => {
+  return outcomes.map((outcome, index) => {
     if (!('user' in outcome)) return outcome;
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
     return { trackId, events: merge ? [upsertEvent(ctx, outcome, trackId), merge] : [upsertEvent(ctx, outcome, trackId)] };
   });
-  return appendDecisions(deps.store, decisions, ctx.endpoint);
 }
 
 /** With both ids, claims the merge and makes its event; a merge into another user is a rejection. */

@@ -29,6 +29,13 @@ export const securitySchemes: JsonObject = {
     name: 'key',
     description: 'The same browser key in the query parameter `key`, for a page that cannot set headers (`navigator.sendBeacon`). Never an access token (401).',
   },
+  writeKey: {
+    type: 'http',
+    scheme: 'basic',
+    description:
+      "A Segment write key as the user name of HTTP Basic (no password), as Segment's libraries send it: an access token of the account (from a server: with an `Origin` header 403) " +
+      "or a browser key (from a page of one of the key's origins). Or, with no Authorization header, the same key as `writeKey` in the JSON body, as analytics-next sends it. See docs/segment.md.",
+  },
   adminToken: { type: 'http', scheme: 'bearer', description: 'The service\'s `ADMIN_TOKEN`: `Authorization: Bearer <token>`.' },
   session: {
     type: 'apiKey',

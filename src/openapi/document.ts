@@ -12,6 +12,7 @@ import type { JsonObject } from './json.js';
 import type { Access, OperationDoc } from './operation.js';
 import { readSchemas } from './read-schemas.js';
 import { replySchemas } from './reply-schemas.js';
+import { segmentOperations } from './segment-operations.js';
 import { serviceOperations } from './service-operations.js';
 
 /**
@@ -22,6 +23,7 @@ import { serviceOperations } from './service-operations.js';
 
 export const operations: readonly OperationDoc[] = [
   ...ingestOperations,
+  ...segmentOperations,
   ...erasureOperations,
   ...sessionOperations,
   ...accountOperations,
@@ -46,6 +48,8 @@ function pathParameterOf(name: string, path: string): JsonObject {
       if (path.includes('/erasures/')) return pathParameter('id', 'The id of the erasure.', { type: 'string', format: 'uuid' });
       if (path.includes('/browser-keys/')) return pathParameter('id', 'The id of the browser key (from the list).', { type: 'string', format: 'uuid' });
       return pathParameter('id', 'The userId or anonymousId of the lead.');
+    case 'writeKey':
+      return pathParameter('writeKey', 'A browser key of the account, as the Segment write key of analytics-next.');
     case 'trackID':
       return pathParameter('trackID', 'A trackID of an ingest reply.', { type: 'string', format: 'uuid' });
     case 'eventId':
@@ -67,6 +71,7 @@ function pathParameterOf(name: string, path: string): JsonObject {
 const securityOf: Record<Access, JsonObject[]> = {
   public: [],
   ingest: [{ accessToken: [] }, { browserKey: [] }, { browserKeyInQuery: [] }],
+  writeKey: [{ writeKey: [] }],
   account: [{ accessToken: [] }, { adminToken: [] }, { session: [] }],
   operator: [{ adminToken: [] }, { session: [] }],
 };
@@ -137,6 +142,7 @@ function operationObject(operation: OperationDoc, sharedCors: Set<string>): Json
 
 const tags: JsonObject[] = [
   { name: 'Ingest', description: 'Items posted by SDK clients (users, events, products, product events; singly or in bulk): each reply comes once the item is stored.' },
+  { name: 'Segment', description: "Segment's tracking API, for the libraries teams already use (Segment's, RudderStack's, Jitsu's): each message is stored as the spec's items (docs/segment.md)." },
   { name: 'Erasure', description: "Erasing a person on request (GDPR art. 17, CCPA): their personal values become unreadable everywhere, with an audit trail; new items naming them may be refused." },
   { name: 'Sessions', description: "The dashboard's sign-in: an HttpOnly session cookie." },
   { name: 'Accounts', description: 'Operators: accounts and their first access token.' },

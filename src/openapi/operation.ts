@@ -9,6 +9,11 @@ export type Access =
    * from a page of one of the key's origins (docs/browser.md); never a cookie.
    */
   | 'ingest'
+  /**
+   * A Segment write key (docs/segment.md): an access token of any account from a server, or a
+   * browser key from a page of its origins, as HTTP Basic user name or `writeKey` in the body.
+   */
+  | 'writeKey'
   /** An `ingest+read` token or session of the path's account, or operator credentials. */
   | 'account'
   /** The admin token or an operator session. */

@@ -1,8 +1,11 @@
+import { endpoints as ingestEndpoints } from '../ingest/request.js';
 import { eventTypes } from '../eventstore/events.js';
 import { attributesUnderSpecNames, type SystemAttributeType } from '../spec/system-attributes.js';
 import { liveKinds } from '../../projections/track-index/live.js';
 import { projections } from '../../projections/index.js';
 import { closedObject, orNull, schemaRef, withOptional, type JsonObject } from './json.js';
+
+const endpoints: string[] = [...ingestEndpoints];
 
 /** The reply shapes of the read and operator API (docs/api.md): leads, track lookup, live events, warnings, overview, projections. */
 
@@ -11,7 +14,7 @@ const instant = { type: 'string', format: 'date-time' };
 const count = { type: 'integer', minimum: 0 };
 const trackID = { type: 'string', format: 'uuid' };
 const anyObject = { type: 'object' };
-const endpoints = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'];
+
 
 const jsonTypeOf: Record<SystemAttributeType, string> = { STRING: 'string', INT: 'integer', INT4: 'integer', BOOL: 'boolean', TIMESTAMPTZ: 'string' };
 
@@ -52,6 +55,7 @@ const warningFields = {
   message: { type: 'string', description: 'The text the client got (its first 2 KB).' },
   excerpt: orNull('string', { description: 'The start of the body (decompressed), or the bulk element as JSON; null when nothing of the body was read.' }),
   truncated: { type: 'boolean' },
+  client: orNull('string', { description: "The library that sent the item, as its message names itself (a Segment message's `context.library`: `analytics-node-next 3.1.0`); null when it does not say." }),
 };
 const reason = { type: 'string', description: 'The label of `tracking_ingest_rejected_items_total`: `schema`, `identity`, `malformed_json`, `too_large`, ...' };
 const field = {

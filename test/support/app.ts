@@ -87,7 +87,7 @@ export class TestApp {
     // must not turn an exact count into an estimate (LEADS_EXACT_COUNT_MS).
     const config = { ...loadConfig({}), adminToken, port: 0, leadsExactCountMs: 60_000, ...eventStore, ...overrides };
     const pool = createPool(database.url, 20, config.queryTimeoutMs);
-    const services = createServiceParts(config, pool, shared?.log ?? createLogger('silent'), new Metrics(false));
+    const services = createServiceParts(config, pool, shared?.log ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), new Metrics(false));
     const app = createApp(services);
     const server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -8,7 +8,7 @@ import type { PageProps } from './page';
 import { When } from '../components/when';
 
 const refreshMs = 10_000;
-const endpoints: IngestEndpoint[] = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk'];
+const endpoints: IngestEndpoint[] = ['users', 'users/bulk', 'events', 'events/bulk', 'products', 'products/bulk', 'productsevents', 'productsevents/bulk', 'segment', 'segment/batch'];
 const colors: Record<IngestEndpoint, string> = {
   users: '#1a5fb4',
   'users/bulk': '#613583',
@@ -18,6 +18,8 @@ const colors: Record<IngestEndpoint, string> = {
   'products/bulk': '#8f3300',
   productsevents: '#865e3c',
   'productsevents/bulk': '#5e4129',
+  segment: '#0e7c86',
+  'segment/batch': '#094f55',
 };
 
 /** The account's traffic per minute (last hour) and per hour (7 days), and how far behind its own read models are. */
