@@ -52,9 +52,10 @@ export async function ingestSegment(deps: UserCommandDeps, ctx: IngestContext, m
   const decisions: Decision[] = messages.map((m, message) => {
     const refusal = outcome[message];
     if (refusal || !('items' in m)) return refusal as ItemResult;
-    return { trackId: m.trackId, events: (events[message] as NewEvent[][]).flat().map((event) => withSource(event, m.source)) };
+    return { trackId: m.trackId, events: (events[message] as NewEvent[][]).flat().map((event) => ofMessage(event, m.trackId, m.source)) };
   });
   return appendDecisions(deps.store, decisions, ctx.endpoint);
 }
 
-const withSource = (event: NewEvent, source: MessageSource): NewEvent => ({ ...event, metadata: { ...event.metadata, source } });
+/** Every event of a message carries the message's trackID (docs/events.md) and where it came from. */
+const ofMessage = (event: NewEvent, trackId: string, source: MessageSource): NewEvent => ({ ...event, metadata: { ...event.metadata, trackId, source } });
