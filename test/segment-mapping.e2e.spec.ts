@@ -246,4 +246,15 @@ describe("Segment's messages as the spec's items (e2e)", () => {
     requestError(await batch([]), 400);
     requestError(await app.request('POST', '/v1/batch', [message], { authorization: basic() }), 400);
   });
+
+  it("answers a page's preflight on Segment's paths with the headers it asks for (RudderStack's own among them)", async () => {
+    const preflight = (path: string, headers: string) =>
+      fetch(app.baseUrl + path, { method: 'OPTIONS', headers: { origin: 'https://shop.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': headers } });
+    const segment = await preflight('/v1/batch', 'authorization,content-type,anonymousid');
+    expect(segment.status).to.equal(204);
+    expect(segment.headers.get('access-control-allow-headers')).to.equal('authorization,content-type,anonymousid');
+    expect((await preflight('/v1/t', 'x;y=1')).headers.get('access-control-allow-headers')).to.not.contain('x;y');
+    // The spec's own paths keep their fixed list.
+    expect((await preflight(`/v1/accounts/${account.licenseCode}/events`, 'anonymousid')).headers.get('access-control-allow-headers')).to.not.contain('anonymousid');
+  });
 });

@@ -7,6 +7,17 @@ const allowedHeaders = 'authorization, content-type, content-encoding, idempoten
 export const preflightMaxAgeSeconds = 7200;
 
 /**
+ * The headers a preflight of Segment's paths (docs/segment.md) allows: those the browser asks for,
+ * when they are header names. Libraries that speak Segment's format send headers of their own
+ * (RudderStack's `AnonymousId`), and none of them can authenticate: the write key is judged by
+ * the request, and no credentials are allowed.
+ */
+function segmentHeaders(req: Request): string {
+  const asked = req.get('access-control-request-headers') ?? '';
+  return asked.length <= 1000 && /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/.test(asked.trim()) ? asked.trim() : allowedHeaders;
+}
+
+/**
  * CORS for the ingest API (/v1): every reply, errors included, lets the page that asked read it, so
  * that a refusal shows the page its reason rather than an opaque network error. Whether a request
  * is allowed is the request's own check (its key and origin, src/http/ingest-auth.ts): the
@@ -24,7 +35,7 @@ export function ingestCors(req: Request, res: Response, next: NextFunction): voi
     .status(204)
     .set({
       'Access-Control-Allow-Methods': 'POST',
-      'Access-Control-Allow-Headers': allowedHeaders,
+      'Access-Control-Allow-Headers': req.path.startsWith('/accounts/') ? allowedHeaders : segmentHeaders(req),
       'Access-Control-Max-Age': String(preflightMaxAgeSeconds),
     })
     .end();
