@@ -57,26 +57,26 @@ export function deviceTypeOf(userAgent: string): string | null {
   return parser.getBrowser().name ? 'desktop' : null;
 }
 
-export interface ContextReading {
-  /** Whether the context carries a campaign (a landing from a tagged link). */
-  campaign: boolean;
-}
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether a context carries a campaign (a landing from a tagged link). */
+export function hasCampaign(context: unknown): boolean {
+  if (!isObject(context) || !isObject(context.campaign)) return false;
+  for (const [key, value] of Object.entries(context.campaign)) if (campaignKeys[key] !== undefined && textOf(value) !== null) return true;
+  return false;
+}
 
 /**
  * Adds what the context says of the person to `profile`, filling only what the traits left
  * unset. `address` is the client's address (context.ip, or the page's own when sent from a page).
  */
-export function addContext(profile: ProfileBuilder, context: unknown, address: string | undefined, policy: AddressPolicy): ContextReading {
+export function addContext(profile: ProfileBuilder, context: unknown, address: string | undefined, policy: AddressPolicy): void {
   const ctx = isObject(context) ? context : {};
-  let campaign = false;
   if (isObject(ctx.campaign)) {
     for (const [key, value] of Object.entries(ctx.campaign)) {
       const text = textOf(value);
       const target = campaignKeys[key];
       if (text === null || target === undefined) continue;
-      campaign = true;
       if (target === 'utm_source') profile.contextProfile('utm_source', text);
       else profile.contextAttribute(target, text);
     }
@@ -86,7 +86,6 @@ export function addContext(profile: ProfileBuilder, context: unknown, address: s
   if (deviceType !== null) profile.contextProfile('device_type', deviceType);
   const kept = keptAddress(typeof ctx.ip === 'string' ? ctx.ip : address, policy);
   if (kept !== null) profile.contextAttribute('ip', kept);
-  return { campaign };
 }
 
 /** `context.library` as `name version`, for Warnings: which app sent a refused message. */

@@ -1,5 +1,5 @@
 import { v5 as uuidv5 } from 'uuid';
-import { addContext, libraryOf, type AddressPolicy } from './segment-context.js';
+import { addContext, hasCampaign, libraryOf, type AddressPolicy } from './segment-context.js';
 import { commerceItems } from './segment-commerce.js';
 import { messageTime } from './segment-time.js';
 import { ProfileBuilder } from './segment-traits.js';
@@ -110,7 +110,7 @@ const pageFields = ['path', 'referrer', 'search', 'title', 'url'] as const;
 function translate(message: Record<string, unknown>, type: SegmentType, settings: MessageSettings, eventTime: string | undefined): Omit<SpecItem, 'eventId'>[] {
   const context = message.context;
   const profile = new ProfileBuilder('traits');
-  const withContext = (): boolean => addContext(profile, context, settings.pageAddress, settings.addressPolicy).campaign;
+  const withContext = (): void => addContext(profile, context, settings.pageAddress, settings.addressPolicy);
   const time = eventTime === undefined ? {} : { eventTime };
   switch (type) {
     case 'identify': {
@@ -152,7 +152,10 @@ function translate(message: Record<string, unknown>, type: SegmentType, settings
         items = [{ kind: 'events', item: { ...person, eventName: type === 'page' ? pageEventName : screenEventName, ...time, eventData } }];
       }
       // A landing from a tagged link (context.campaign) also tells the profile where the person came from.
-      if (withContext()) items.push({ kind: 'users', item: userItem(person, profile) });
+      if (hasCampaign(context)) {
+        withContext();
+        items.push({ kind: 'users', item: userItem(person, profile) });
+      }
       return items;
     }
   }
