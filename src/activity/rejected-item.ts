@@ -12,6 +12,6 @@ export interface RejectedItem {
   message: string;
   /** Null when nothing of the body was read (413 over the declared length, 415, 429). */
   excerpt: Excerpt | null;
-  /** The library that sent it, as its message names itself (a Segment message's context.library: `analytics-node-next 3.1.0`). */
+  /** The library that sent it, as its message names itself (a Segment message's context.library: `@segment/analytics-node 3.1.0`). */
   client?: string;
 }

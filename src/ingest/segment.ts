@@ -24,6 +24,23 @@ export const productEventCount = (messages: MappedMessage[]): number =>
   messages.reduce((sum, m) => sum + ('items' in m ? m.items.filter((i) => i.kind === 'productsevents').length : 0), 0);
 
 export async function ingestSegment(deps: UserCommandDeps, ctx: IngestContext, messages: MappedMessage[]): Promise<ItemResult[]> {
+  // A message sent twice in one request (one messageId, so one trackID) is decided and stored
+  // once, its copies answered as the first: EventStoreDB would store ids repeated in one write twice.
+  const firstOf = new Map<string, number>();
+  const copyOf = messages.map((m, index) => {
+    if (!('items' in m)) return index;
+    const first = firstOf.get(m.trackId) ?? index;
+    firstOf.set(m.trackId, first);
+    return first;
+  });
+  const kept = copyOf.flatMap((first, index) => (first === index ? [index] : []));
+  if (kept.length === messages.length) return ingestOnce(deps, ctx, messages);
+  const results = await ingestOnce(deps, ctx, kept.map((index) => messages[index] as MappedMessage));
+  const resultOf = new Map(kept.map((index, k) => [index, results[k] as ItemResult]));
+  return copyOf.map((first) => resultOf.get(first) as ItemResult);
+}
+
+async function ingestOnce(deps: UserCommandDeps, ctx: IngestContext, messages: MappedMessage[]): Promise<ItemResult[]> {
   const outcome: (ItemResult | null)[] = messages.map((m) => ('refused' in m ? rejected(m.refused.message, m.refused.reason, m.refused.field) : null));
   const events: NewEvent[][][] = messages.map((m) => ('items' in m ? m.items.map(() => []) : []));
   const placed: Record<ItemKind, (Placed & { slot: number })[]> = { users: [], events: [], productsevents: [] };

@@ -55,7 +55,7 @@ const warningFields = {
   message: { type: 'string', description: 'The text the client got (its first 2 KB).' },
   excerpt: orNull('string', { description: 'The start of the body (decompressed), or the bulk element as JSON; null when nothing of the body was read.' }),
   truncated: { type: 'boolean' },
-  client: orNull('string', { description: "The library that sent the item, as its message names itself (a Segment message's `context.library`: `analytics-node-next 3.1.0`); null when it does not say." }),
+  client: orNull('string', { description: "The library that sent the item, as its message names itself (a Segment message's `context.library`: `@segment/analytics-node 3.1.0`); null when it does not say." }),
 };
 const reason = { type: 'string', description: 'The label of `tracking_ingest_rejected_items_total`: `schema`, `identity`, `malformed_json`, `too_large`, ...' };
 const field = {
