@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
-import { servedApp, type Credentials, type Reply, type StoredEvent, type TestApp } from './support/app.js';
+import { servedApp, TestApp, type Credentials, type Reply, type StoredEvent } from './support/app.js';
 import { bulkResults, itemError, queued, requestError } from './support/replies.js';
 
 /**
@@ -256,5 +256,22 @@ describe("Segment's messages as the spec's items (e2e)", () => {
     expect((await preflight('/v1/t', 'x;y=1')).headers.get('access-control-allow-headers')).to.not.contain('x;y');
     // The spec's own paths keep their fixed list.
     expect((await preflight(`/v1/accounts/${account.licenseCode}/events`, 'anonymousid')).headers.get('access-control-allow-headers')).to.not.contain('anonymousid');
+  });
+});
+
+describe("Segment's browser settings behind a proxy (e2e)", () => {
+  let app: TestApp;
+  before(async () => {
+    app = await TestApp.start({ trustProxy: 'loopback' });
+  });
+  after(() => app.stop());
+
+  it('name the host and scheme the page used, as a trusted proxy says', async () => {
+    const owner = await app.account('behind a proxy');
+    const made = await app.request<{ browserKey: string }>('POST', `/admin/v1/accounts/${owner.licenseCode}/browser-keys`, { label: 'shop', origins: ['https://shop.example.com'] }, { authorization: `Bearer ${owner.accessToken}` });
+    const reply = await app.request<{ integrations: Record<string, { apiHost: string; protocol: string }> }>('GET', `/v1/projects/${made.body.browserKey}/settings`, undefined, {
+      headers: { 'x-forwarded-host': 'track.example.com', 'x-forwarded-proto': 'https' },
+    });
+    expect(reply.body.integrations['Segment.io']).to.include({ apiHost: 'track.example.com/v1', protocol: 'https' });
   });
 });

@@ -147,7 +147,8 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
     const key = String(req.params.writeKey);
     if (key.startsWith(accessTokenPrefix)) throw refused.secretInUrl();
     if (!isBrowserKeyLike(key) || !(await browserKeys.authenticateKey(key))) throw notFound('unknown write key: the settings are those of a browser key');
-    const host = req.get('host') ?? '';
+    // Behind a proxy (TRUST_PROXY), the host and scheme the page used, as the proxy says.
+    const host = req.host ?? '';
     res.set('Cache-Control', 'public, max-age=300').json(browserSettings(key, `${host}/v1`, req.protocol));
   });
 
