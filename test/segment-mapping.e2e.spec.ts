@@ -236,8 +236,10 @@ describe("Segment's messages as the spec's items (e2e)", () => {
     expect(bulkResults(big).filter((r) => r.status === 'queued')).to.have.length(1_000);
   });
 
-  it('refuses a request without a usable write key (401), from a page with an access token (403), or of a bad shape (400)', async () => {
+  it('takes the write key from X-Write-Key too; refuses a request without a usable write key (401), from a page with an access token (403), or of a bad shape (400)', async () => {
     const message = { type: 'track', userId: 'u', event: 'E' };
+    // Jitsu's libraries send the key in a header of their own.
+    bulkResults(await app.request('POST', '/v1/batch', { batch: [message] }, { headers: { 'x-write-key': account.accessToken } }));
     requestError(await app.request('POST', '/v1/batch', { batch: [message] }), 401);
     requestError(await app.request('POST', '/v1/batch', { batch: [message] }, { authorization: `Basic ${Buffer.from('tok_wrong:').toString('base64')}` }), 401);
     requestError(await app.request('POST', '/v1/batch', { batch: [message], writeKey: 'not a key' }), 401);

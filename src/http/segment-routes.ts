@@ -78,8 +78,11 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
     admitAccessToken(res, origin, await accounts.authenticateToken(key), 'invalid write key');
   }
 
+  /** The header's write key: Authorization, or X-Write-Key (Jitsu's). */
+  const headerKey = (req: Request): string | null => headerWriteKey(req.get('authorization')) ?? (req.get('x-write-key') || null);
+
   const headerAuth = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const key = headerWriteKey(req.get('authorization'));
+    const key = headerKey(req);
     if (key !== null) await authenticate(req, res, key);
     next();
   };
@@ -88,7 +91,7 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
     const body: unknown = req.body;
     const bodyKey = isObject(body) ? body.writeKey : undefined;
     if (res.locals.account !== undefined) {
-      if (bodyKey !== undefined && headerWriteKey(req.get('authorization')) !== bodyKey) throw badRequest('writeKey in the body differs from the write key of the Authorization header: send one');
+      if (bodyKey !== undefined && headerKey(req) !== bodyKey) throw badRequest('writeKey in the body differs from the write key of the Authorization header: send one');
       return next();
     }
     if (typeof bodyKey !== 'string' || bodyKey === '') throw refused.unauthorized('missing write key: send it as the user name of HTTP Basic authorization, or as writeKey in the body');
