@@ -283,6 +283,7 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     const batch = { batch: Object.entries(messages).map(([type, message]) => ({ type, ...message })) };
     expect(bulkResults(await segment('/v1/batch', batch)).map((r) => r.status)).to.deep.equal(Array(6).fill('queued'));
     expect(bulkResults(await segment('/v1/b', batch)).map((r) => r.status)).to.have.length(6);
+    expect(bulkResults(await segment('/v1/import/', batch)).map((r) => r.status)).to.have.length(6);
     const statuses = [
       await segment('/v1/track', { userId: 'u-1' }),
       await segment('/v1/batch', { batch: 'no' }),
@@ -296,6 +297,26 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     expect(settings.body.integrations['Segment.io']?.apiKey).to.equal(made.body.browserKey);
     expect((await get(`/v1/projects/${account.accessToken}/settings`)).status).to.equal(401);
     expect((await get('/v1/projects/tbk_unknown/settings')).status).to.equal(404);
+  });
+
+  it("describes the account's settings: the address policy read and changed, its refusals", async () => {
+    const owner = await app.account('Settings');
+    const ownerBearer = `Bearer ${owner.accessToken}`;
+    const settings = `/admin/v1/accounts/${owner.licenseCode}/settings`;
+    const ingestOnly = await app.request<{ accessToken: string }>('POST', `/admin/v1/accounts/${owner.licenseCode}/tokens`, { label: 'server', scope: 'ingest' }, { authorization: ownerBearer });
+    const statuses = [
+      await get(settings, ownerBearer),
+      await call('PATCH', settings, { addressPolicy: 'keep' }, { authorization: ownerBearer }),
+      await get(settings, admin),
+      await call('PATCH', settings, { addressPolicy: 'hash' }, { authorization: ownerBearer }),
+      await call('PATCH', settings, { addressPolicy: 'drop', other: 1 }, { authorization: admin }),
+      await get(settings),
+      await get(settings, `Bearer ${ingestOnly.body.accessToken}`),
+      await call('PATCH', settings, { addressPolicy: 'drop' }, { authorization: `Bearer ${ingestOnly.body.accessToken}` }),
+      await get('/admin/v1/accounts/nosuchlicense/settings', admin),
+    ].map((reply) => reply.status);
+    expect(statuses).to.deep.equal([200, 200, 200, 400, 400, 401, 403, 403, 404]);
+    expect((await get<{ addressPolicy: string }>(settings, ownerBearer)).body).to.deep.equal({ addressPolicy: 'keep' });
   });
 
   it('describes health, metrics and the dashboard', async () => {

@@ -151,6 +151,16 @@ export const revokeBrowserKey = (license: string, id: string) => call<Reply<'rev
 /** Public, like the SDK files it describes. */
 export const sdkManifest = () => call<Reply<'sdk-manifest'>>('GET', '/sdk/manifest.json');
 
+// ---- account settings ----
+
+/** What the account keeps of a visitor's address (a Segment message's context.ip, or the page's own). */
+export type AccountSettings = Reply<'get-account-settings'>;
+export type AddressPolicy = AccountSettings['addressPolicy'];
+type SettingsChange = operations['change-account-settings']['requestBody']['content']['application/json'];
+
+export const accountSettings = (license: string) => call<Reply<'get-account-settings'>>('GET', `${accountPath(license)}/settings`);
+export const changeAccountSettings = (license: string, change: SettingsChange) => call<Reply<'change-account-settings'>>('PATCH', `${accountPath(license)}/settings`, change);
+
 // ---- leads ----
 
 /**

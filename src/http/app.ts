@@ -32,6 +32,7 @@ import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { tokenRoutes } from './token-routes.js';
+import { settingsRoutes } from './settings-routes.js';
 import { accessLog, routeOf } from './access-log.js';
 import { ingestEndpointOf } from './route-label.js';
 import { erasureRoutes } from './erasure-routes.js';
@@ -145,6 +146,8 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   app.use('/admin/v1', projectionRoutes({ credentials, pool, store }));
   app.use('/admin/v1/accounts/:license', tokenRoutes(credentials, pool));
   app.use('/admin/v1/accounts/:license', browserKeyRoutes(credentials, browserKeys, pool));
+  // The same AddressPolicies as Segment's routes: a change is in effect at once in this process.
+  app.use('/admin/v1/accounts/:license', settingsRoutes(credentials, addressPolicies));
   app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store, config }));
   app.use('/admin/v1', adminRoutes(credentials, pool));
   app.use(dashboardRoutes());

@@ -18,6 +18,7 @@ export const routePatterns: readonly string[] = [
   // Segment's tracking API (docs/segment.md): its calls, their short paths, and the browser settings.
   '/v1/batch',
   '/v1/b',
+  '/v1/import',
   '/v1/identify',
   '/v1/i',
   '/v1/track',
@@ -39,6 +40,7 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/tokens/:id',
   '/admin/v1/accounts/:license/browser-keys',
   '/admin/v1/accounts/:license/browser-keys/:id',
+  '/admin/v1/accounts/:license/settings',
   '/admin/v1/accounts/:license/leads',
   '/admin/v1/accounts/:license/leads/:id',
   '/admin/v1/accounts/:license/leads/:id/events',
@@ -77,7 +79,7 @@ const patterns: readonly { pattern: string; regex: RegExp }[] = routePatterns.ma
 
 /** Ingest endpoint of a route pattern (`users/bulk`), the label of the ingest item counters. */
 export function ingestEndpointOf(route: string): string | null {
-  if (route === '/v1/batch' || route === '/v1/b') return 'segment/batch';
+  if (route === '/v1/batch' || route === '/v1/b' || route === '/v1/import') return 'segment/batch';
   if (/^\/v1\/[a-z]+$/.test(route)) return 'segment';
   const match = /^\/v1\/accounts\/:license\/(.+)$/.exec(route);
   // The erasure requests share the prefix; they are no ingest endpoint.

@@ -118,7 +118,8 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
 
   const publicResult = (result: ItemResult) => (result.status === 'queued' ? result : { status: 'error' as const, message: result.message });
 
-  const batchPaths = ['/v1/batch', '/v1/b'];
+  // /v1/import: where analytics-java and analytics-ruby send their batches.
+  const batchPaths = ['/v1/batch', '/v1/b', '/v1/import'];
   router.post(batchPaths, headerAuth, bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 2, itemLevel: 2, minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment/batch'), async (req, res) => {
     const body: unknown = req.body;
     if (!isObject(body) || !Array.isArray(body.batch)) throw badRequest('body must be a JSON object whose batch is an array of messages');

@@ -14,6 +14,7 @@ import { readSchemas } from './read-schemas.js';
 import { replySchemas } from './reply-schemas.js';
 import { segmentOperations } from './segment-operations.js';
 import { serviceOperations } from './service-operations.js';
+import { settingsOperations } from './settings-operations.js';
 
 /**
  * The OpenAPI 3.1 document of the service: the item schemas of schemas/, the reply shapes, and an
@@ -28,6 +29,7 @@ export const operations: readonly OperationDoc[] = [
   ...sessionOperations,
   ...accountOperations,
   ...browserKeyOperations,
+  ...settingsOperations,
   ...readOperations,
   ...projectionOperations,
   ...serviceOperations,

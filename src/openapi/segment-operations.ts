@@ -34,12 +34,19 @@ const replies = (single: boolean): Record<string, JsonObject> => ({
   429: responseRef('RateLimited'),
 });
 
+/** The paths of a batch: Segment's, analytics-next's short one, and where analytics-java and analytics-ruby send. */
+const batchForms: Record<string, { id: string; summary: string }> = {
+  '/v1/batch': { id: 'segment-batch', summary: "Segment's batch" },
+  '/v1/b': { id: 'segment-batch-short', summary: "Segment's batch (analytics-next's short path)" },
+  '/v1/import': { id: 'segment-import', summary: "Segment's batch (the import path of analytics-java and analytics-ruby)" },
+};
+
 const batch = (path: string): OperationDoc => ({
   method: 'post',
   path,
-  operationId: path === '/v1/batch' ? 'segment-batch' : 'segment-batch-short',
+  operationId: batchForms[path]?.id ?? 'segment-batch',
   tag: 'Segment',
-  summary: path === '/v1/batch' ? "Segment's batch" : "Segment's batch (analytics-next's short path)",
+  summary: batchForms[path]?.summary ?? "Segment's batch",
   description: `1 to ${maxBatchMessages.toLocaleString('en')} messages of any type, each stored or refused on its own; the reply (200 once the body is read) has one result per message, in order. A refused message is shown in Warnings with the library that sent it.`,
   access: 'writeKey',
   usesStore: true,
@@ -90,6 +97,7 @@ const settings: OperationDoc = {
 export const segmentOperations: OperationDoc[] = [
   batch('/v1/batch'),
   batch('/v1/b'),
+  batch('/v1/import'),
   ...segmentTypes.flatMap((type) => [call(type, `/v1/${type}`), call(type, `/v1/${short[type]}`)]),
   settings,
 ];

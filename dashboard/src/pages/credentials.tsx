@@ -8,6 +8,7 @@ import { ShownOnce } from '../components/shown-once';
 import { useAction } from '../components/use-action';
 import { When } from '../components/when';
 import { BrowserKeys } from './browser-keys';
+import { SegmentLibraries } from './segment-libraries';
 import type { PageProps } from './page';
 
 const tokenPlaceholder = '<ACCESS_TOKEN>';
@@ -25,7 +26,8 @@ function curlExamples(base: string, token: string): { title: string; text: strin
 
 /**
  * The account's credentials: its license code, where to send items, examples to copy, its
- * access tokens (create one, shown once; revoke one, never the last) and its browser keys.
+ * access tokens (create one, shown once; revoke one, never the last), its browser keys, and what
+ * Segment's and RudderStack's libraries need to send here (with the account's address setting).
  */
 export function CredentialsPage({ license }: PageProps) {
   // A token just created, while it is shown: the examples carry it, ready to run.
@@ -61,6 +63,7 @@ export function CredentialsPage({ license }: PageProps) {
       ))}
       <Tokens license={license} onShown={setShownToken} />
       <BrowserKeys license={license} />
+      <SegmentLibraries license={license} />
     </section>
   );
 }

@@ -22,6 +22,13 @@ const colors: Record<IngestEndpoint, string> = {
   'segment/batch': '#094f55',
 };
 
+/** How the page names an endpoint: its path, or what Segment's calls are (docs/segment.md). */
+const endpointLabels: Partial<Record<IngestEndpoint, string>> = {
+  segment: 'Segment calls',
+  'segment/batch': 'Segment batches',
+};
+const endpointLabel = (endpoint: IngestEndpoint): string => endpointLabels[endpoint] ?? endpoint;
+
 /** The account's traffic per minute (last hour) and per hour (7 days), and how far behind its own read models are. */
 export function OverviewPage({ license }: PageProps) {
   const [data, setData] = useState<{ overview: Overview; at: number } | null>(null);
@@ -102,7 +109,7 @@ function Traffic({ title, buckets, stepSeconds, steps, at }: TrafficProps) {
               <tbody>
                 {totals.map((total) => (
                   <tr key={total.endpoint}>
-                    <th scope="row">{total.endpoint}</th>
+                    <th scope="row">{endpointLabel(total.endpoint)}</th>
                     <td>{formatCount(total.accepted)}</td>
                     <td>{formatCount(total.rejected)}</td>
                   </tr>
@@ -136,8 +143,8 @@ function chartOf(buckets: TrafficBucket[], stepSeconds: number, steps: number, a
       accepted[index] = (accepted[index] ?? 0) + bucket.accepted;
       rejected[index] = (rejected[index] ?? 0) + bucket.rejected;
     }
-    series.push({ label: `${endpoint} accepted`, color: colors[endpoint], dashed: false, values: accepted });
-    series.push({ label: `${endpoint} rejected`, color: colors[endpoint], dashed: true, values: rejected });
+    series.push({ label: `${endpointLabel(endpoint)} accepted`, color: colors[endpoint], dashed: false, values: accepted });
+    series.push({ label: `${endpointLabel(endpoint)} rejected`, color: colors[endpoint], dashed: true, values: rejected });
     return { endpoint, accepted: acceptedTotal, rejected: rejectedTotal };
   });
   return { times, series, totals };

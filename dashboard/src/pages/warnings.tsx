@@ -215,7 +215,10 @@ function RecentTable({ warnings }: { warnings: RecentWarning[] }) {
               <td data-label="When">
                 <When at={warning.at} />
               </td>
-              <td data-label="Endpoint">{warning.endpoint}</td>
+              <td data-label="Endpoint">
+                {warning.endpoint}
+                <SentBy client={warning.client} />
+              </td>
               <td data-label="Status">{warning.status}</td>
               <td data-label="Reason">
                 <code>{warning.reason}</code>
@@ -243,6 +246,12 @@ function RecentTable({ warnings }: { warnings: RecentWarning[] }) {
   );
 }
 
+/** The library that sent a refused item, as its message named itself (a Segment message's context.library); nothing when it did not say. */
+function SentBy({ client }: { client: string | null }) {
+  if (client === null) return null;
+  return <span class="hint client"> sent by {client}</span>;
+}
+
 function Example({ warning }: { warning: WarningExample }) {
   return (
     <div class="example">
@@ -255,6 +264,12 @@ function Example({ warning }: { warning: WarningExample }) {
         <dd>{warning.status}</dd>
         <dt>Message</dt>
         <dd class="message">{warning.message}</dd>
+        {warning.client !== null ? (
+          <>
+            <dt>Sent by</dt>
+            <dd class="client">{warning.client}</dd>
+          </>
+        ) : null}
       </dl>
       {warning.excerpt === null ? (
         <p class="hint">No body.</p>
