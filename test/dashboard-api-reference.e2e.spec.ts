@@ -54,7 +54,7 @@ describe('dashboard API reference (e2e)', () => {
 
         // Nothing inline, which the CSP would refuse: no script or style element, no style attribute.
         expect(await page.locator('.api-reference script, .api-reference style, .api-reference [style]').count()).to.equal(0);
-        await screenshot(page, `api-reference-${width}`);
+        await screenshot(page, `api-reference-${width}`, { viewport: true });
         expect(await page.evaluate(widest)).to.equal('');
         expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(width);
         expectNoProblems();

@@ -171,11 +171,15 @@ export async function openPage(browser: Browser, options: PageOptions = {}): Pro
   };
 }
 
-/** Saves a PNG of the page as test-artifacts/screenshots/<name>.png and returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a PNG of the page as test-artifacts/screenshots/<name>.png and returns its path: the whole
+ * page, or with `viewport` what a screen shows (a page as long as the API reference takes Chromium
+ * tens of seconds to paint whole, more the longer the document grows).
+ */
+export async function screenshot(page: Page, name: string, { viewport = false } = {}): Promise<string> {
   if (!/^[\w.-]+$/.test(name)) throw new Error(`screenshot name ${JSON.stringify(name)}: letters, digits, '.', '_' and '-' only`);
   mkdirSync(screenshotsDir, { recursive: true });
   const path = join(screenshotsDir, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage: !viewport });
   return path;
 }

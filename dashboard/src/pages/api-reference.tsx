@@ -15,7 +15,7 @@ const credentialNames: Record<string, string> = {
   session: 'a session cookie',
   browserKey: 'a browser key of the account, from a page of its origins',
   browserKeyInQuery: 'a browser key in the query parameter key',
-  writeKey: 'a Segment write key (an access token from a server, or a browser key from a page), as the HTTP Basic user name or writeKey in the body',
+  writeKey: 'a Segment write key of the account',
 };
 
 /** Who may call an operation, from its security requirements. */
