@@ -21,6 +21,8 @@ export interface Scenario {
   bulkKind: BulkKind | null;
   body: (n: number) => string;
   verify: (reply: string) => boolean;
+  /** Connections of its load; BENCH_CONNECTIONS when absent. */
+  connections?: number;
 }
 
 export interface Target {
@@ -42,7 +44,7 @@ export function load(target: Target, scenario: Scenario, seconds: number, counte
     const instance = autocannon(
       {
         url: target.url + scenario.path,
-        connections: settings.connections,
+        connections: scenario.connections ?? settings.connections,
         duration: seconds,
         method: 'POST',
         headers: target.headers,
@@ -123,24 +125,33 @@ export async function drain(store: pg.Pool | null, label: string): Promise<{ sec
   }
 }
 
-/** Warm-up, then the measured window, then the wait for the projections (if any run). */
-export async function measure(scenario: Scenario, target: Target): Promise<Row> {
+/** The seconds of a measure's warm-up and of its measured window. */
+export interface MeasureWindow {
+  warmupSeconds: number;
+  durationSeconds: number;
+}
+
+/**
+ * Warm-up, then the measured window, then the wait for the projections (if any run). The window is
+ * BENCH_WARMUP and BENCH_DURATION unless a group gives its own.
+ */
+export async function measure(scenario: Scenario, target: Target, window: MeasureWindow = settings): Promise<Row> {
   const counter = { n: 0 };
   const label = `${scenario.name} (${scenario.config})`;
   setPhase(`ingest: ${label}`);
-  if (settings.warmupSeconds > 0) {
-    say(`warming up ${label} (${settings.warmupSeconds} s)`);
-    await load(target, scenario, settings.warmupSeconds, counter);
+  if (window.warmupSeconds > 0) {
+    say(`warming up ${label} (${window.warmupSeconds} s)`);
+    await load(target, scenario, window.warmupSeconds, counter);
     await drain(target.store, 'the warm-up');
   }
   interrupted.throwIfAborted();
-  say(`measuring ${label} (${settings.durationSeconds} s)`);
+  say(`measuring ${label} (${window.durationSeconds} s)`);
   const isService = target.pgPid !== null && target.peer !== true;
   const noCommits = { sum: 0, count: 0 };
   const commitsBefore = isService ? await commitStats(target.url) : noCommits;
   const cpuBefore = await cpuSnapshot(target);
   const started = performance.now();
-  const result = await load(target, scenario, settings.durationSeconds, counter);
+  const result = await load(target, scenario, window.durationSeconds, counter);
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = await cpuSnapshot(target);
   const commitsAfter = isService ? await commitStats(target.url) : noCommits;

@@ -17,6 +17,7 @@ import { printIngest, printMemory, printProblems, printProjections, printVisibil
 import { sdkGroup, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
 import { sealingGroup, type SealingResult } from './sealing.js';
 import { browserGroup, printBrowser, type BrowserResult } from './browser.js';
+import { printSegment, segmentGroup, type SegmentResult } from './segment.js';
 import { root, selected, settings, type ScenarioGroup } from './settings.js';
 import { printFreshness, printWorkers } from './sharing-report.js';
 import { applyCeilings, printTargets, targetLines } from './targets.js';
@@ -47,7 +48,9 @@ import { workersGroup, type WorkersResult } from './workers.js';
  *  - erasure: the erasure of a person of 10,000 events, as npm start runs it, while another account
  *    posts single events: its time, the other's req/s and p99 before and during, the memory (erasure.ts), on a seventh;
  *  - browser: single and bulk events sent with a browser key (?key=, Origin, text/plain) and with an
- *    access token, in turn, PROJECTIONS=off (browser.ts), on an eighth.
+ *    access token, in turn, PROJECTIONS=off (browser.ts), on an eighth;
+ *  - segment: Segment's /v1/batch (track, a mix with identify, 500 a batch) against events/bulk and
+ *    users/bulk per item, in turn, PROJECTIONS=off (segment.ts), on a ninth.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed, the read models
@@ -84,6 +87,7 @@ async function main(): Promise<void> {
     sealing: await mkdtemp(join(tmpdir(), 'tracking-bench-sealing-')),
     erasure: await mkdtemp(join(tmpdir(), 'tracking-bench-erasure-')),
     browser: await mkdtemp(join(tmpdir(), 'tracking-bench-browser-')),
+    segment: await mkdtemp(join(tmpdir(), 'tracking-bench-segment-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -104,8 +108,9 @@ async function main(): Promise<void> {
     const erasure: ErasureResult | null = selected.has('erasure') ? await erasureGroup(dirs.erasure, adminToken, children) : null;
 
     const browser: BrowserResult | null = selected.has('browser') ? await browserGroup(dirs.browser, adminToken, children) : null;
+    const segment: SegmentResult | null = selected.has('segment') ? await segmentGroup(dirs.segment, adminToken, children) : null;
 
-    const results = { ...ingested, projected, freshness, workers, sealing, erasure, browser, children };
+    const results = { ...ingested, projected, freshness, workers, sealing, erasure, browser, segment, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
     printIngest({ ...info, loadAvg1mAtEnd: loadAtEnd, minutes: ((performance.now() - started) / 60_000).toFixed(1) }, settings, ingested.rows);
@@ -122,13 +127,14 @@ async function main(): Promise<void> {
     if (sealing && printSealing(sealing)) failed = true;
     if (erasure && printErasure(erasure)) failed = true;
     if (browser && printBrowser(browser)) failed = true;
+    if (segment && printSegment(segment)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
     if (printProblems(ingested.rows, children, [...projected.readModelProblems, ...(workers?.problems ?? [])])) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, segment, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }

@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser', 'segment'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
@@ -63,6 +63,11 @@ export const settings = {
   sealingRounds: intEnv('BENCH_SEALING_ROUNDS', 3, 1),
   // Browser keys: rounds of a browser key's requests and an access token's, in turn (browser.ts).
   browserRounds: intEnv('BENCH_BROWSER_ROUNDS', 3, 1),
+  // Segment's /v1/batch against events/bulk and users/bulk: after a warm-up pass (BENCH_WARMUP per
+  // scenario), rounds of the five scenarios, the order flipped every round, each measured for
+  // BENCH_SEGMENT_SECONDS after a second's warm-up (segment.ts).
+  segmentRounds: intEnv('BENCH_SEGMENT_ROUNDS', 2, 1),
+  segmentSeconds: intEnv('BENCH_SEGMENT_SECONDS', 6, 1),
   // Erasure: the erased person's events (posted in bulk of bulkSize), the bystander account's
   // connections and its window of ingest before the erasure (erasure.ts).
   erasureEvents: intEnv('BENCH_ERASURE_EVENTS', 10_000, 100),

@@ -8,6 +8,7 @@ import type { Projected } from './projection-group.js';
 import { table, type Row, type TargetLine } from './report.js';
 import type { SealingResult } from './sealing.js';
 import { browserTargetLines, type BrowserResult } from './browser.js';
+import { segmentTargetLines, type SegmentResult } from './segment.js';
 import { settings } from './settings.js';
 import { evenSplit, twoOverOne, type WorkersResult } from './workers.js';
 
@@ -25,6 +26,7 @@ export interface Results {
   workers: WorkersResult | null;
   sealing: SealingResult | null;
   browser: BrowserResult | null;
+  segment: SegmentResult | null;
   erasure: ErasureResult | null;
   children: Child[];
 }
@@ -148,6 +150,7 @@ export function targetLines(results: Results): TargetLine[] {
   lines.push(...sharingLines(results));
   if (results.sealing) lines.push(...sealingTargetLines(results.sealing));
   if (results.browser) lines.push(...browserTargetLines(results.browser));
+  if (results.segment) lines.push(...segmentTargetLines(results.segment));
   if (results.erasure) lines.push(...erasureTargetLines(results.erasure));
   const services = results.children.filter((c) => c.name.startsWith('service') || c.name === 'worker');
   const peaks = services.filter((c) => c.rss.maxBytes !== null);
