@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { deviceTypeOf, keptAddress, truncatedAddress } from '../src/ingest/segment-context.js';
-import { mapMessage, messageTrackId } from '../src/ingest/segment-messages.js';
-import { messageTime } from '../src/ingest/segment-time.js';
+import { v5 as uuidv5 } from 'uuid';
+import { mapMessage, messageIdNamespace, messageTrackId } from '../src/ingest/segment-messages.js';
+import { messageTime, requestClock } from '../src/ingest/segment-time.js';
 import { snakeKey } from '../src/ingest/segment-traits.js';
 
 const account = '11111111-1111-4111-8111-111111111111';
-const settings = { accountId: account, receivedAt: '2024-05-01T12:00:00.000Z', addressPolicy: 'truncate' as const };
+const settings = { accountId: account, clock: requestClock('2024-05-01T12:00:00.000Z'), addressPolicy: 'truncate' as const };
 
 describe("Segment's messages, piece by piece (unit)", () => {
   it('writes trait keys as the spec names keys, and refuses those it cannot', () => {
@@ -31,15 +32,20 @@ describe("Segment's messages, piece by piece (unit)", () => {
 
   it("corrects the device's clock by sentAt, as Segment does", () => {
     const receivedAt = '2024-05-01T12:00:00.000Z';
-    expect(messageTime({ timestamp: '2024-05-01T15:00:00.000Z' }, '2024-05-01T15:00:10.000Z', receivedAt)).to.deep.equal({ eventTime: '2024-05-01T11:59:50.000Z' });
-    expect(messageTime({ originalTimestamp: '2024-05-01T11:00:00Z', sentAt: '2024-05-01T11:00:00Z' }, undefined, receivedAt)).to.deep.equal({ eventTime: '2024-05-01T12:00:00.000Z' });
-    expect(messageTime({ timestamp: '2020-01-01T00:00:00+0200' }, undefined, receivedAt)).to.deep.equal({ eventTime: '2020-01-01T00:00:00+0200' });
-    expect(messageTime({}, '2024-05-01T12:00:00Z', receivedAt)).to.deep.equal({});
-    expect(messageTime({ timestamp: '2024-05-03T12:00:00Z' }, undefined, receivedAt)).to.have.property('field', 'timestamp');
+    const clock = requestClock(receivedAt);
+    expect(messageTime({ timestamp: '2024-05-01T15:00:00.000Z' }, requestClock(receivedAt, '2024-05-01T15:00:10.000Z'))).to.deep.equal({ eventTime: '2024-05-01T11:59:50.000Z' });
+    expect(messageTime({ originalTimestamp: '2024-05-01T11:00:00Z', sentAt: '2024-05-01T11:00:00Z' }, requestClock(receivedAt, 'not read: the message has its own'))).to.deep.equal({ eventTime: '2024-05-01T12:00:00.000Z' });
+    expect(messageTime({ timestamp: '2020-01-01T00:00:00+0200' }, clock)).to.deep.equal({ eventTime: '2020-01-01T00:00:00+0200' });
+    expect(messageTime({}, requestClock(receivedAt, '2024-05-01T12:00:00Z'))).to.deep.equal({});
+    expect(messageTime({ timestamp: '2024-05-03T12:00:00Z' }, clock)).to.have.property('field', 'timestamp');
+    expect(messageTime({ timestamp: receivedAt }, requestClock(receivedAt, 'yesterday'))).to.have.property('field', 'sentAt');
   });
 
   it('derives the trackID from the account and the messageId, and the ids of further items from the trackID', () => {
     expect(messageTrackId(account, 'm-1')).to.equal(messageTrackId(account, 'm-1'));
+    for (const messageId of ['m-1', 'ajs-next-1795833355504-1519b629', 'ünïcødé ✓', 'x'.repeat(255)]) {
+      expect(messageTrackId(account, messageId)).to.equal(uuidv5(`${account}\n${messageId}`, messageIdNamespace));
+    }
     expect(messageTrackId(account, 'm-1')).to.not.equal(messageTrackId('22222222-2222-4222-8222-222222222222', 'm-1'));
     expect(messageTrackId(account, undefined)).to.not.equal(messageTrackId(account, undefined));
     const order = { type: 'track', userId: 'u', messageId: 'm-2', event: 'Order Completed', properties: { products: [{ product_id: 'a' }, { product_id: 'b' }] } };

@@ -11,6 +11,7 @@ import type { Endpoint, IngestContext } from '../ingest/request.js';
 import type { ItemResult } from '../ingest/results.js';
 import { mapMessage, segmentTypes, type MappedMessage, type SegmentType } from '../ingest/segment-messages.js';
 import { ingestSegment, productEventCount } from '../ingest/segment.js';
+import { requestClock } from '../ingest/segment-time.js';
 import { freshTrackIds } from '../ingest/track-ids.js';
 import type { UserCommandDeps } from '../ingest/users.js';
 import type { Config } from '../config.js';
@@ -106,7 +107,7 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
     const addressPolicy = await addressPolicies.of(account.id);
     // A page's own address stands for the visitor's: a server's is not the person's.
     const pageAddress = res.locals.browserKeyId !== undefined ? req.ip : undefined;
-    const settings = { accountId: account.id, receivedAt, addressPolicy, batchSentAt, ...(pageAddress !== undefined && { pageAddress }) };
+    const settings = { accountId: account.id, clock: requestClock(receivedAt, batchSentAt), addressPolicy, ...(pageAddress !== undefined && { pageAddress }) };
     const messages: MappedMessage[] = raw.map((message) => mapMessage(message, callType, settings));
     const products = productEventCount(messages);
     if (products > 0) await rateLimits.consumeProductEvents(res, products);

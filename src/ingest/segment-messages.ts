@@ -1,7 +1,7 @@
-import { v5 as uuidv5 } from 'uuid';
+import { createHash } from 'node:crypto';
 import { addContext, hasCampaign, libraryOf, type AddressPolicy } from './segment-context.js';
 import { commerceItems } from './segment-commerce.js';
-import { messageTime } from './segment-time.js';
+import { messageTime, type RequestClock } from './segment-time.js';
 import { ProfileBuilder } from './segment-traits.js';
 import type { RejectReason } from './results.js';
 import { derivedEventId, uuidV7 } from './track-ids.js';
@@ -39,13 +39,12 @@ export type MappedMessage =
 
 export interface MessageSettings {
   accountId: string;
-  receivedAt: string;
+  /** The request's times (segment-time.ts). */
+  clock: RequestClock;
   /** What the account keeps of a visitor's address (segment-context.ts). */
   addressPolicy: AddressPolicy;
   /** The address of a page that sent the message itself (browser keys): context.ip stands for it otherwise. */
   pageAddress?: string;
-  /** The batch's sentAt, for messages without their own. */
-  batchSentAt?: unknown;
 }
 
 /** The names of the event items of page and screen calls. */
@@ -53,11 +52,26 @@ export const pageEventName = 'Page Viewed';
 export const screenEventName = 'Screen Viewed';
 
 /** Namespace of the name-based trackIDs of messageIds (UUIDv5 of account and messageId). */
-const messageIdNamespace = '7c3a1f44-1d0e-4d55-9f4c-2b2f7b0e6a18';
+export const messageIdNamespace = '7c3a1f44-1d0e-4d55-9f4c-2b2f7b0e6a18';
+const namespaceBytes = Buffer.from(messageIdNamespace.replaceAll('-', ''), 'hex');
+
+/**
+ * UUIDv5 (RFC 9562) of `name` in the messageId namespace. Written out rather than uuid's v5, which
+ * re-reads the namespace and copies the name a character at a time: on every message of every
+ * batch, that was most of the mapping's cost (docs/performance.md). test/segment-messages.unit
+ * holds the two equal.
+ */
+function uuidV5(name: string): string {
+  const bytes = createHash('sha1').update(namespaceBytes).update(name, 'utf8').digest();
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
+  const hex = bytes.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
 
 /** The trackID of a message: from its messageId, so that every copy of it stores the same events; fresh without one. */
 export const messageTrackId = (accountId: string, messageId: string | undefined): string =>
-  messageId === undefined ? uuidV7() : uuidv5(`${accountId}\n${messageId}`, messageIdNamespace);
+  messageId === undefined ? uuidV7() : uuidV5(`${accountId}\n${messageId}`);
 
 const maxMessageIdLength = 255;
 
@@ -178,7 +192,7 @@ export function mapMessage(raw: unknown, callType: SegmentType | undefined, sett
     if (messageId !== undefined && (messageId.trim() === '' || messageId.length > maxMessageIdLength)) {
       throw new Refusal(`messageId must be 1 to ${maxMessageIdLength} characters`, 'messageId');
     }
-    const time = messageTime(message, settings.batchSentAt, settings.receivedAt);
+    const time = messageTime(message, settings.clock);
     if ('problem' in time) throw new Refusal(time.problem, time.field, 'datetime');
     const trackId = messageTrackId(settings.accountId, messageId);
     const items = translate(message, type, settings, time.eventTime).map((item, index) => ({ ...item, eventId: index === 0 ? trackId : derivedEventId(trackId, `segment item ${index}`) }));
