@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { gzipSync } from 'node:zlib';
 import { servedApp, TestApp, type Credentials, type Reply, type StoredEvent } from './support/app.js';
+import { until } from './support/eventually.js';
 import { bulkResults, itemError, queued, requestError } from './support/replies.js';
 
 /**
@@ -188,7 +189,7 @@ describe("Segment's messages as the spec's items (e2e)", () => {
 
   it("refuses what the spec's rules refuse, naming the field: ids, the type lock, keys the naming rule cannot take, two traits for one field", async () => {
     expect(itemError(await send('track', { event: 'No one' }))).to.equal('userId or anonymousId is required');
-    expect(itemError(await send('identify', { userId: 42 }))).to.equal('userId must be a string');
+    expect(itemError(await send('identify', { userId: true }))).to.equal('userId must be a string');
     expect(itemError(await send('identify', { userId: 'undefined' }))).to.match(/placeholder/);
     expect(itemError(await send('track', { userId: 'u-r' }))).to.equal('event is required');
     expect(itemError(await send('alias', { userId: 'u-r' }))).to.equal('previousId is required');
@@ -201,6 +202,36 @@ describe("Segment's messages as the spec's items (e2e)", () => {
     expect((await lead('u-lock')).attributes).to.deep.equal({ seats: 3 });
     const wrongType = await app.request('POST', '/v1/batch', { batch: [{ type: 'jump', userId: 'u' }] }, { authorization: basic() });
     expect(bulkResults(wrongType)[0]?.message).to.equal('type must be one of identify, track, page, screen, group, alias');
+  });
+
+  it('takes numbers as ids, and a blank userId beside an anonymousId as none (what RudderStack sends for a visitor)', async () => {
+    const numeric = queued(await send('group', { userId: 42, groupId: 7, traits: { name: 'Acme' } }));
+    expect((await eventsOf(numeric))[0]?.data).to.deep.include({ userId: '42' });
+    const visitor = queued(await send('track', { userId: '', anonymousId: 'rudder-visitor', event: 'Viewed' }));
+    expect((await eventsOf(visitor))[0]?.data).to.deep.include({ anonymousId: 'rudder-visitor', eventName: 'Viewed' }).and.not.have.property('userId');
+    expect(itemError(await send('track', { userId: '', event: 'Nobody' }))).to.equal('userId cannot be empty');
+  });
+
+  it('refuses an order of more than 100 products, and a request of more than 5,000 product events', async () => {
+    const products = (n: number) => Array.from({ length: n }, (_, i) => ({ product_id: `p-${i}` }));
+    expect(itemError(await send('track', { userId: 'u-cap', event: 'Order Completed', properties: { products: products(101) } }))).to.equal('properties.products holds 101 products: at most 100 per message');
+    const many = Array.from({ length: 51 }, () => ({ type: 'track', userId: 'u-cap', event: 'Order Completed', properties: { products: products(100) } }));
+    expect(requestError(await batch(many), 400)).to.equal('the messages hold 5100 product events: at most 5,000 per request');
+  });
+
+  it('keeps a write key sent in the body out of Warnings, and takes such bodies only up to Segment\'s own sizes', async () => {
+    const refused = await app.request('POST', '/v1/t', undefined, { raw: JSON.stringify({ userId: 'u-wk', writeKey: account.accessToken }), headers: { 'content-type': 'text/plain' } });
+    expect(itemError(refused)).to.equal('event is required');
+    const fromPage = await app.request('POST', '/v1/batch', { batch: [{ type: 'track', userId: 'u-wk', event: 'E' }], writeKey: account.accessToken }, { headers: { origin: 'https://shop.example.com' } });
+    requestError(fromPage, 403);
+    const warnings = async () => (await app.get<{ warnings: { excerpt: string | null; status: number }[] }>(`/admin/v1/accounts/${account.licenseCode}/warnings/recent`, `Bearer ${account.accessToken}`)).body.warnings;
+    await until(async () => (await warnings()).some((w) => w.status === 403), 5_000, () => 'the refusals in Warnings');
+    await until(async () => (await warnings()).some((w) => w.excerpt?.includes('u-wk') === true), 5_000, () => 'the refused message in Warnings');
+    expect(JSON.stringify(await warnings())).to.not.contain(account.accessToken);
+    const padding = 'x'.repeat(600 * 1024);
+    const big = { batch: [{ type: 'track', userId: 'u-wk', event: 'Big', properties: { padding } }] };
+    requestError(await app.request('POST', '/v1/batch', { ...big, writeKey: account.accessToken }), 413);
+    expect(bulkResults(await app.request('POST', '/v1/batch', big, { authorization: basic() })).map((r) => r.status)).to.deep.equal(['queued']);
   });
 
   it('a batch answers each message in order, storing the good ones; the batch context is each message\'s', async () => {

@@ -12,6 +12,11 @@ describe("Segment's messages, piece by piece (unit)", () => {
   it('writes trait keys as the spec names keys, and refuses those it cannot', () => {
     expect(['planName', 'Plan Name', 'plan-name', 'HTTPStatus', 'utm_source', 'a.b.c', '  x  '].map(snakeKey)).to.deep.equal(['plan_name', 'plan_name', 'plan_name', 'http_status', 'utm_source', 'a_b_c', 'x']);
     expect(['9lives', '$$', '', 'é', 'k'.repeat(101)].map(snakeKey)).to.deep.equal([null, null, null, null, null]);
+    // A long run of capitals is read in one pass, and a key too long is refused before any.
+    const started = Date.now();
+    expect(snakeKey('A'.repeat(400))).to.equal(null);
+    expect(snakeKey(`${'A'.repeat(1_000_000)}b`)).to.equal(null);
+    expect(Date.now() - started).to.be.below(1_000);
   });
 
   it('keeps, truncates or drops an address as the account says', () => {
@@ -39,6 +44,7 @@ describe("Segment's messages, piece by piece (unit)", () => {
     expect(messageTime({}, requestClock(receivedAt, '2024-05-01T12:00:00Z'))).to.deep.equal({});
     expect(messageTime({ timestamp: '2024-05-03T12:00:00Z' }, clock)).to.have.property('field', 'timestamp');
     expect(messageTime({ timestamp: receivedAt }, requestClock(receivedAt, 'yesterday'))).to.have.property('field', 'sentAt');
+    expect(messageTime({ timestamp: null, originalTimestamp: '2020-01-01T00:00:00Z' }, clock)).to.deep.equal({ eventTime: '2020-01-01T00:00:00Z' });
   });
 
   it('derives the trackID from the account and the messageId, and the ids of further items from the trackID', () => {
@@ -53,6 +59,24 @@ describe("Segment's messages, piece by piece (unit)", () => {
     const second = mapMessage(order, undefined, settings);
     expect('items' in first && first.items.map((i) => i.eventId)).to.deep.equal('items' in second && second.items.map((i) => i.eventId));
     expect('items' in first && new Set(first.items.map((i) => i.eventId)).size).to.equal(3);
+  });
+
+  it('keeps an address sent as a trait as the account says, as the context\'s', () => {
+    const identify = { type: 'identify', userId: 'u', traits: { ip: '203.0.113.77' }, context: { ip: '198.51.100.1' } };
+    const attributes = (policy: 'keep' | 'truncate' | 'drop') => {
+      const mapped = mapMessage(identify, undefined, { ...settings, addressPolicy: policy });
+      return 'items' in mapped ? mapped.items[0]?.item.attributes : null;
+    };
+    expect(attributes('keep')).to.deep.equal({ ip: '203.0.113.77' });
+    expect(attributes('truncate')).to.deep.equal({ ip: '203.0.113.0' });
+    expect(attributes('drop')).to.deep.equal({});
+  });
+
+  it('reads the batch context field by field for messages without their own', () => {
+    const shared = { library: { name: 'analytics-go', version: '3.3.0' }, campaign: { source: 'ads' }, extra: 'x'.repeat(1000) };
+    const mapped = mapMessage({ type: 'page', anonymousId: 'a', context: { userAgent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)' } }, undefined, { ...settings, sharedContext: shared });
+    expect(mapped.source.library).to.equal('analytics-go 3.3.0');
+    expect('items' in mapped && mapped.items[1]?.item).to.include({ utm_source: 'ads', device_type: 'mobile' });
   });
 
   it('names the library of a message, and refuses what is not a message', () => {

@@ -83,7 +83,12 @@ export class AccountDirectory {
         this.licenseOfHash.set(hash, license);
       }
     }
-    return license.code === null ? null : this.authenticate(license.code, token);
+    if (license.code === null) return null;
+    const found = await this.authenticate(license.code, token);
+    if (found) return found;
+    // A token made in another process since this one cached the account's tokens: read them again.
+    this.forget(license.code);
+    return this.authenticate(license.code, token);
   }
 
   /** Whether `token` is an active access token of any account (an operator call made with one is refused 403, not 401). */

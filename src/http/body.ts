@@ -24,6 +24,11 @@ export function bodyExcerpt(req: Request): Excerpt | null {
   return raw ? excerptOfBytes(raw) : null;
 }
 
+/** Drops what was read of a request's body: nothing of it is excerpted (it holds a credential). */
+export function forgetRawBody(req: Request): void {
+  rawBodies.delete(req);
+}
+
 /** The charset a JSON body declares, lowercased; UTF-8 when none is. */
 function charsetOf(req: Request): string {
   try {

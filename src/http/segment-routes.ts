@@ -1,4 +1,4 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AccountDirectory } from '../accounts/directory.js';
 import type { BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
 import { isBrowserKeyLike } from '../accounts/browser-keys.js';
@@ -18,7 +18,7 @@ import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { accountOf } from './auth.js';
 import type { BodyBudget } from './body-budget.js';
-import { bulkBytes, jsonBody, singleItemBytes } from './body.js';
+import { bulkBytes, forgetRawBody, jsonBody, singleItemBytes, type JsonBodyOptions } from './body.js';
 import type { BrowserKeyLimits } from './browser-limits.js';
 import { admitAccessToken, admitBrowserKey, refused } from './ingest-auth.js';
 import { itemCounter } from './item-counts.js';
@@ -26,6 +26,18 @@ import type { IngestRateLimits } from './rate-limit.js';
 
 /** At most this many messages in a batch: Segment's 500 KB of the smallest messages. */
 export const maxBatchMessages = 5_000;
+
+/** Product events of one request at most (each message's list holds at most 100). */
+export const maxProductEventsPerRequest = 5_000;
+
+/**
+ * Bodies whose write key is in the body are read before the account is known: they may be as
+ * large as Segment's own limits (500 KB a batch, 32 KB a message, with room), not as the spec's.
+ */
+export const bodyKeyBatchBytes = 512 * 1024;
+export const bodyKeyMessageBytes = 64 * 1024;
+
+const withoutWriteKey = (message: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(message).filter(([key]) => key !== 'writeKey'));
 
 /** The short paths of analytics-next (`/v1/t`), by call. */
 const shortPaths: Record<SegmentType, string> = { identify: 'i', track: 't', page: 'p', screen: 's', group: 'g', alias: 'a' };
@@ -91,6 +103,11 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
   const bodyAuth = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const body: unknown = req.body;
     const bodyKey = isObject(body) ? body.writeKey : undefined;
+    // The key is a credential: never in a Warnings excerpt (the body as read, or as parsed).
+    if (isObject(body) && bodyKey !== undefined) {
+      forgetRawBody(req);
+      delete body.writeKey;
+    }
     if (res.locals.account !== undefined) {
       if (bodyKey !== undefined && headerKey(req) !== bodyKey) throw badRequest('writeKey in the body differs from the write key of the Authorization header: send one');
       return next();
@@ -100,16 +117,30 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
     next();
   };
 
+  /** The body's reservation and reading: up to `limit` when the header named the account, else up to `unauthenticatedLimit`. */
+  function bodyOf(limit: number, unauthenticatedLimit: number, options: JsonBodyOptions): RequestHandler[] {
+    const known = [bodies.reserve(limit), ...jsonBody(limit, options)];
+    const unknown = [bodies.reserve(unauthenticatedLimit), ...jsonBody(unauthenticatedLimit, options)];
+    return [...known, ...unknown].map((handler, index) => {
+      const forKnown = index < known.length;
+      return (req: Request, res: Response, next: NextFunction) => ((res.locals.account !== undefined) === forKnown ? handler(req, res, next) : next());
+    });
+  }
+
   /** Maps, counts product events against the account's limit, stores, and counts the results. */
-  async function ingest(req: Request, res: Response, endpoint: Endpoint, raw: unknown[], callType: SegmentType | undefined, batchSentAt?: unknown): Promise<ItemResult[]> {
+  async function ingest(req: Request, res: Response, endpoint: Endpoint, sent: unknown[], callType: SegmentType | undefined, batchSentAt?: unknown, sharedContext?: unknown): Promise<ItemResult[]> {
+    // A message's own writeKey (analytics-next's batches carry one each) is no part of what is
+    // kept of it, in Warnings' excerpts either.
+    const raw = sent.map((m) => (isObject(m) && 'writeKey' in m ? withoutWriteKey(m) : m));
     const account = accountOf(res);
     const receivedAt = new Date().toISOString();
     const addressPolicy = await addressPolicies.of(account.id);
     // A page's own address stands for the visitor's: a server's is not the person's.
     const pageAddress = res.locals.browserKeyId !== undefined ? req.ip : undefined;
-    const settings = { accountId: account.id, clock: requestClock(receivedAt, batchSentAt), addressPolicy, ...(pageAddress !== undefined && { pageAddress }) };
+    const settings = { accountId: account.id, clock: requestClock(receivedAt, batchSentAt), addressPolicy, sharedContext, ...(pageAddress !== undefined && { pageAddress }) };
     const messages: MappedMessage[] = raw.map((message) => mapMessage(message, callType, settings));
     const products = productEventCount(messages);
+    if (products > maxProductEventsPerRequest) throw badRequest(`the messages hold ${products} product events: at most ${maxProductEventsPerRequest.toLocaleString('en')} per request`);
     if (products > 0) await rateLimits.consumeProductEvents(res, products);
     const ctx: IngestContext = { accountId: account.id, endpoint, receivedAt, trackIds: freshTrackIds };
     const results = await ingestSegment(commands, ctx, messages);
@@ -121,21 +152,18 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
 
   // /v1/import: where analytics-java and analytics-ruby send their batches.
   const batchPaths = ['/v1/batch', '/v1/b', '/v1/import'];
-  router.post(batchPaths, headerAuth, bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 2, itemLevel: 2, minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment/batch'), async (req, res) => {
+  router.post(batchPaths, headerAuth, ...bodyOf(bulkBytes, bodyKeyBatchBytes, { maxDepth: maxNestingDepth + 2, itemLevel: 2, minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment/batch'), async (req, res) => {
     const body: unknown = req.body;
     if (!isObject(body) || !Array.isArray(body.batch)) throw badRequest('body must be a JSON object whose batch is an array of messages');
     const batch: unknown[] = body.batch;
     if (batch.length === 0) throw badRequest('batch must hold at least one message');
     if (batch.length > maxBatchMessages) throw badRequest(`batch holds ${batch.length} messages: at most ${maxBatchMessages.toLocaleString('en')} per request`);
-    // The batch's context and integrations are every message's that has none of its own.
-    const shared = isObject(body.context) ? body.context : undefined;
-    const messages = shared === undefined ? batch : batch.map((m) => (isObject(m) ? { ...m, context: isObject(m.context) ? { ...shared, ...m.context } : shared } : m));
-    const results = await ingest(req, res, 'segment/batch', messages, undefined, body.sentAt);
+    const results = await ingest(req, res, 'segment/batch', batch, undefined, body.sentAt, body.context);
     res.json({ response: results.map(publicResult) });
   });
 
   for (const type of segmentTypes) {
-    router.post([`/v1/${type}`, `/v1/${shortPaths[type]}`], headerAuth, bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment'), async (req, res) => {
+    router.post([`/v1/${type}`, `/v1/${shortPaths[type]}`], headerAuth, ...bodyOf(singleItemBytes, bodyKeyMessageBytes, { minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment'), async (req, res) => {
       if (!isObject(req.body)) throw badRequest('body must be a JSON object');
       const [result] = (await ingest(req, res, 'segment', [req.body], type)) as [ItemResult];
       if (result.status === 'error') throw invalidItem(result.message, result.reason);
@@ -154,7 +182,8 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
     if (!isBrowserKeyLike(key) || !(await browserKeys.authenticateKey(key))) throw notFound('unknown write key: the settings are those of a browser key');
     // Behind a proxy (TRUST_PROXY), the host and scheme the page used, as the proxy says.
     const host = req.host ?? '';
-    res.set('Cache-Control', 'public, max-age=300').json(browserSettings(key, `${host}/v1`, req.protocol));
+    // private: the document names the host the request came by, which a shared cache keyed on the URL must not hand to others.
+    res.set('Cache-Control', 'private, max-age=300').json(browserSettings(key, `${host}/v1`, req.protocol));
   });
 
   return router;

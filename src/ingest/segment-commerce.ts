@@ -18,6 +18,11 @@ const withoutNulls = (data: Record<string, unknown>): Record<string, unknown> =>
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Products of one message's list at most: each is an event of its own. */
+export const maxProductsPerMessage = 100;
+
+export class TooManyProducts extends Error {}
+
 interface Item {
   kind: 'events' | 'productsevents';
   item: Record<string, unknown>;
@@ -36,6 +41,9 @@ export function commerceItems(event: string, properties: Record<string, unknown>
   if (!Array.isArray(properties.products)) return null;
   const order = Object.fromEntries(orderFields.flatMap((f) => (properties[f] !== undefined ? [[f, properties[f]]] : [])));
   const items: Item[] = [{ kind: 'events', item: { ...person, eventName: event, ...time, eventData: properties } }];
+  if (properties.products.length > maxProductsPerMessage) {
+    throw new TooManyProducts(`properties.products holds ${properties.products.length} products: at most ${maxProductsPerMessage} per message`);
+  }
   for (const product of properties.products) {
     const id = isObject(product) ? productIdOf(product.product_id) : undefined;
     if (id !== undefined && isObject(product)) items.push(productEvent(id, { ...order, ...product }));

@@ -84,8 +84,11 @@ export function addContext(profile: ProfileBuilder, context: unknown, address: s
   const userAgent = textOf(ctx.userAgent);
   const deviceType = userAgent === null ? textOf(isObject(ctx.device) ? ctx.device.type : undefined) : deviceTypeOf(userAgent);
   if (deviceType !== null) profile.contextProfile('device_type', deviceType);
-  const kept = keptAddress(typeof ctx.ip === 'string' ? ctx.ip : address, policy);
-  if (kept !== null) profile.contextAttribute('ip', kept);
+  // An address sent as a trait is kept as the policy says, as the context's is.
+  const sent = profile.fields.attributes.ip ?? (typeof ctx.ip === 'string' ? ctx.ip : address);
+  const kept = typeof sent === 'string' ? keptAddress(sent, policy) : null;
+  if (kept === null) delete profile.fields.attributes.ip;
+  else profile.fields.attributes.ip = kept;
 }
 
 /** `context.library` as `name version`, for Warnings: which app sent a refused message. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { addContext, hasCampaign, libraryOf, type AddressPolicy } from './segment-context.js';
-import { commerceItems } from './segment-commerce.js';
+import { commerceItems, TooManyProducts } from './segment-commerce.js';
 import { messageTime, type RequestClock } from './segment-time.js';
 import { ProfileBuilder } from './segment-traits.js';
 import type { RejectReason } from './results.js';
@@ -45,6 +45,8 @@ export interface MessageSettings {
   addressPolicy: AddressPolicy;
   /** The address of a page that sent the message itself (browser keys): context.ip stands for it otherwise. */
   pageAddress?: string;
+  /** The batch's context: every message's that has none of its own (field by field). */
+  sharedContext?: unknown;
 }
 
 /** The names of the event items of page and screen calls. */
@@ -103,10 +105,23 @@ function stringField(message: Record<string, unknown>, field: string, required: 
   return value;
 }
 
-/** The person of a message: userId, anonymousId or both (checked as identities by the commands). */
+/** The ids of Segment's messages: a string, or a number (a database id), as Segment takes them. */
+function idField(message: Record<string, unknown>, field: string, required: boolean): string | undefined {
+  const value = message[field];
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return stringField(message, field, required);
+}
+
+/**
+ * The person of a message: userId, anonymousId or both (checked as identities by the commands). A
+ * blank id beside the other is absent: RudderStack's browser library sends `userId: ""` for
+ * anonymous visitors.
+ */
 function personOf(message: Record<string, unknown>): { userId?: string; anonymousId?: string } {
-  const userId = stringField(message, 'userId', false);
-  const anonymousId = stringField(message, 'anonymousId', false);
+  let userId = idField(message, 'userId', false);
+  let anonymousId = idField(message, 'anonymousId', false);
+  if (userId?.trim() === '' && anonymousId !== undefined) userId = undefined;
+  else if (anonymousId?.trim() === '' && userId !== undefined) anonymousId = undefined;
   if (userId === undefined && anonymousId === undefined) throw new Refusal('userId or anonymousId is required', 'userId/anonymousId', 'identity');
   return { ...(userId !== undefined && { userId }), ...(anonymousId !== undefined && { anonymousId }) };
 }
@@ -121,8 +136,24 @@ const userItem = (person: Record<string, string>, profile: ProfileBuilder): Reco
 /** Fields of context.page that a page view keeps when its properties lack them. */
 const pageFields = ['path', 'referrer', 'search', 'title', 'url'] as const;
 
+/**
+ * The context fields the mapping reads, from the message's context, else from the batch's
+ * (never a merged copy: a batch's context is read, not multiplied by its messages).
+ */
+const contextFields = ['campaign', 'userAgent', 'device', 'ip', 'library', 'page'] as const;
+export function contextOf(message: Record<string, unknown>, shared: unknown): Record<string, unknown> {
+  const own = isObject(message.context) ? message.context : {};
+  if (!isObject(shared)) return own;
+  const context: Record<string, unknown> = {};
+  for (const field of contextFields) {
+    const value = own[field] ?? shared[field];
+    if (value !== undefined) context[field] = value;
+  }
+  return context;
+}
+
 function translate(message: Record<string, unknown>, type: SegmentType, settings: MessageSettings, eventTime: string | undefined): Omit<SpecItem, 'eventId'>[] {
-  const context = message.context;
+  const context = contextOf(message, settings.sharedContext);
   const profile = new ProfileBuilder('traits');
   const withContext = (): void => addContext(profile, context, settings.pageAddress, settings.addressPolicy);
   const time = eventTime === undefined ? {} : { eventTime };
@@ -135,13 +166,13 @@ function translate(message: Record<string, unknown>, type: SegmentType, settings
       return [{ kind: 'users', item: userItem(person, profile) }];
     }
     case 'alias': {
-      const userId = stringField(message, 'userId', true) as string;
-      const previousId = stringField(message, 'previousId', true) as string;
+      const userId = idField(message, 'userId', true) as string;
+      const previousId = idField(message, 'previousId', true) as string;
       return [{ kind: 'users', item: { userId, anonymousId: previousId, attributes: {} } }];
     }
     case 'group': {
       const person = personOf(message);
-      const groupId = stringField(message, 'groupId', true) as string;
+      const groupId = idField(message, 'groupId', true) as string;
       const problem = profile.addCompanyTraits(objectField(message, 'traits'));
       if (problem) throw new Refusal(problem, 'traits');
       profile.contextAttribute('group_id', groupId);
@@ -182,7 +213,7 @@ function translate(message: Record<string, unknown>, type: SegmentType, settings
 export function mapMessage(raw: unknown, callType: SegmentType | undefined, settings: MessageSettings): MappedMessage {
   const message = isObject(raw) ? raw : {};
   const source: MessageSource = { api: 'segment', ...(typeof message.messageId === 'string' && { messageId: message.messageId.slice(0, maxMessageIdLength) }) };
-  const library = libraryOf(message.context);
+  const library = libraryOf(contextOf(message, settings.sharedContext));
   if (library !== undefined) source.library = library;
   try {
     if (!isObject(raw)) throw new Refusal('a message must be a JSON object', '');
@@ -199,6 +230,7 @@ export function mapMessage(raw: unknown, callType: SegmentType | undefined, sett
     return { trackId, items, source };
   } catch (error) {
     if (error instanceof Refusal) return { refused: { message: error.message, reason: error.reason, field: error.field }, source };
+    if (error instanceof TooManyProducts) return { refused: { message: error.message, reason: 'schema', field: 'properties' }, source };
     throw error;
   }
 }

@@ -42,7 +42,7 @@ export function requestClock(receivedAt: string, batchSentAt?: unknown): Request
  * under); the message's own `sentAt` to the batch's.
  */
 export function messageTime(message: Record<string, unknown>, clock: RequestClock): MessageTime {
-  const field = message.timestamp !== undefined ? 'timestamp' : 'originalTimestamp';
+  const field = message.timestamp !== undefined && message.timestamp !== null ? 'timestamp' : 'originalTimestamp';
   const sent = message[field];
   if (sent === undefined || sent === null) return {};
   const at = millisOf(sent);

@@ -51,9 +51,11 @@ const idTraits: ReadonlySet<string> = new Set(['id', 'user_id', 'anonymous_id'])
  * starting with a digit).
  */
 export function snakeKey(key: string): string | null {
+  // Longer keys cannot become one of at most 100 characters: refused before any pattern runs.
+  if (key.length > 4 * maxKeyLength) return null;
   const snake = key
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1_')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '');
