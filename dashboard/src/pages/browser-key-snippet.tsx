@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { sdkManifest, type SdkFile, type SdkManifest } from '../api';
 import { ErrorText } from '../components';
 import { CopyButton } from '../components/copy-button';
+import { SnippetFigure } from '../components/snippet';
 import { formatCount } from '../components/format';
 
 /** A value written into an HTML attribute of the snippet. */
@@ -118,14 +119,7 @@ export function PageSnippets({ manifest, error, license, browserKey }: { manifes
     <>
       <p>Put this in the page, before the closing &lt;/body&gt; tag: it loads the SDK pinned to version {manifest.version} and sends a page view.</p>
       {snippets.map((snippet) => (
-        <figure class="snippet" key={snippet.title}>
-          <figcaption>
-            {snippet.title} <CopyButton text={snippet.text} label={`Copy the ${snippet.name} snippet`} />
-          </figcaption>
-          <pre tabIndex={0}>
-            <code>{snippet.text}</code>
-          </pre>
-        </figure>
+        <SnippetFigure key={snippet.title} snippet={snippet} />
       ))}
       {module ? <p class="hint">The ES module's integrity is checked by browsers that know integrity in import maps; the others load it unchecked.</p> : null}
     </>

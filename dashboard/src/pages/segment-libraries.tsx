@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { accountSettings, ApiError, changeAccountSettings, type AddressPolicy } from '../api';
 import { ErrorText } from '../components';
 import { CopyButton } from '../components/copy-button';
+import { SnippetFigure } from '../components/snippet';
 
 const accessTokenPlaceholder = '<ACCESS_TOKEN>';
 const browserKeyPlaceholder = '<BROWSER_KEY>';
@@ -79,14 +80,7 @@ export function SegmentLibraries({ license }: { license: string }) {
         made, above.
       </p>
       {snippets.map((snippet) => (
-        <figure class="snippet" key={snippet.name}>
-          <figcaption>
-            {snippet.title} <CopyButton text={snippet.text} label={`Copy the ${snippet.name} snippet`} />
-          </figcaption>
-          <pre tabIndex={0}>
-            <code>{snippet.text}</code>
-          </pre>
-        </figure>
+        <SnippetFigure key={snippet.name} snippet={snippet} />
       ))}
       <VisitorAddresses license={license} />
     </section>
