@@ -4,10 +4,12 @@ import { projections as allProjections } from '../../projections/index.js';
 import type { Projection } from '../../projections/runner/projection.js';
 import { rebuildAccountAndWait } from '../../projections/runner/rebuild.js';
 import type { Pool } from '../db/pool.js';
+import { inTransaction } from '../db/transaction.js';
 import { keyCacheMs } from '../eventstore/person-keys.js';
 import { eraseKeys } from '../eventstore/person-keys-sql.js';
 import type { EventStore } from '../eventstore/port.js';
 import { personIds } from '../eventstore/sealing.js';
+import { lockUsers } from '../ingest/identity-map-sql.js';
 import type { Logger } from '../logger.js';
 import { jobOf, type ErasureCounts, type ErasureJob, type ErasureRow } from './requests.js';
 import * as sql from './sql.js';
@@ -39,6 +41,14 @@ export interface ErasureRunnerOptions {
   accountId?: string;
 }
 
+/** The steps of an erasure's attempt, in order; a round repeats from keys-erased to deciding. */
+export type ErasureStep = 'claimed' | 'suppressed' | 'keys-erased' | 'settled' | 'keys-erased-again' | 'rebuilt' | 'refusals-deleted' | 'vacuumed' | 'deciding' | 'done';
+
+export type StepHook = (step: ErasureStep, accountId: string) => Promise<void>;
+
+/** A pool or a client in a transaction. */
+type Queryable = Pick<Pool, 'query'>;
+
 /** The people an erasure names, as keys know them, and the ids that name them. */
 interface Persons {
   users: string[];
@@ -46,6 +56,16 @@ interface Persons {
   keys: string[];
   /** The ids as JSON strings and quoted '...': how excerpts, replies and messages hold them. */
   needles: string[];
+}
+
+/** Both sets of people: one erasure's, read again with ids merged since. */
+function union(a: Persons, b: Persons): Persons {
+  return {
+    users: [...new Set([...a.users, ...b.users])],
+    anonymous: [...new Set([...a.anonymous, ...b.anonymous])],
+    keys: [...new Set([...a.keys, ...b.keys])],
+    needles: [...new Set([...a.needles, ...b.needles])],
+  };
 }
 
 /**
@@ -60,6 +80,7 @@ export class ErasureRunner {
   private readonly settleMs: number;
   private readonly projections: readonly Projection[];
   private running: Promise<void> | null = null;
+  private stepHook: StepHook | null = null;
   private stopped = false;
   private wakeUp: (() => void) | null = null;
 
@@ -73,6 +94,11 @@ export class ErasureRunner {
   start(): this {
     this.running ??= this.loop();
     return this;
+  }
+
+  /** Calls `hook` at each step of each erasure and waits for it: how tests interleave other work with an erasure, step by step. */
+  onStep(hook: StepHook | null): void {
+    this.stepHook = hook;
   }
 
   /** Looks for pending erasures now. */
@@ -107,7 +133,12 @@ export class ErasureRunner {
     }
   }
 
-  /** Runs the claimed erasures of one account together: one settle wait, one rebuild, one vacuum. */
+  /**
+   * Runs the claimed erasures of one account together: one settle wait, one rebuild, one vacuum a
+   * round. A round erases the people as the identity map names them when it starts; it ends in the
+   * decision, taken under the users' merge locks: when no merge into them came meanwhile, the
+   * erasures are done; else another round erases the ids merged since (docs/decisions.md, Erasure).
+   */
   private async runAccount(jobs: ErasureJob[]): Promise<void> {
     const { pool, log } = this.options;
     const ids = jobs.map((job) => job.id);
@@ -117,6 +148,7 @@ export class ErasureRunner {
       const started = Date.now();
       const persons = new Map<string, Persons>();
       const counts = new Map<string, ErasureCounts>();
+      await this.step('claimed', accountId);
       for (const job of jobs) {
         const named = await this.personsOf(job);
         persons.set(job.id, named);
@@ -132,34 +164,21 @@ export class ErasureRunner {
           idempotencyReplies: job.progress.idempotencyReplies ?? 0,
         });
       }
-      const eraseAll = async (): Promise<void> => {
-        for (const job of jobs) await pool.query(eraseKeys, [accountId, (persons.get(job.id) as Persons).keys, job.id]);
-      };
-      await eraseAll();
-      const { rows } = await pool.query<{ keys_erased_at: Date; now: Date }>(sql.markKeysErased, [ids]);
-      const first = Math.min(...rows.map((r) => r.keys_erased_at.getTime()));
-      const now = rows[0]?.now.getTime() ?? first;
-      // Until no process can hold the keys; items sealed meanwhile with keys made anew (the
-      // person was met again before any process knew) are erased by the second pass.
-      await sleep(Math.max(0, first + this.settleMs - now));
-      await eraseAll();
-      // Counted from the keys marked with the erasure, not from what this attempt erased: one that
-      // takes over from an attempt cut off after erasing them finds none left to erase.
-      for (const job of jobs) {
-        const { keys } = persons.get(job.id) as Persons;
-        (counts.get(job.id) as ErasureCounts).keys = (await pool.query<{ keys: number }>(sql.keysErasedBy, [accountId, keys, job.id])).rows[0]?.keys ?? 0;
+      await this.step('suppressed', accountId);
+      const deleted = (): number => [...counts.values()].reduce((sum, c) => sum + c.rejectedItems + c.idempotencyReplies, 0);
+      for (let round = 1; ; round += 1) {
+        await this.eraseRound(jobs, persons, counts, round);
+        await this.step('deciding', accountId);
+        const before = deleted();
+        const merged = await this.decide(jobs, persons, counts);
+        if (merged === 0) {
+          // Rows recorded after this round's vacuum and deleted by the decision: vacuumed too.
+          if (deleted() > before) await this.vacuum().catch((error: unknown) => log.warn({ err: error, accountId }, 'vacuum after the erasures failed'));
+          break;
+        }
+        log.info({ accountId, erasures: ids, merged }, 'ids merged into the erased people meanwhile: erasing them too');
       }
-      await this.rebuild(accountId);
-      for (const job of jobs) {
-        const { needles } = persons.get(job.id) as Persons;
-        const jobCounts = counts.get(job.id) as ErasureCounts;
-        // Added to what an earlier attempt deleted, and kept at once for a later one.
-        jobCounts.rejectedItems += (await pool.query<{ deleted: number }>(sql.deleteRejectedItems, [accountId, needles])).rows[0]?.deleted ?? 0;
-        jobCounts.idempotencyReplies += (await pool.query<{ deleted: number }>(sql.deleteIdempotencyReplies, [accountId, needles])).rows[0]?.deleted ?? 0;
-        await pool.query(sql.saveProgress, [job.id, { rejectedItems: jobCounts.rejectedItems, idempotencyReplies: jobCounts.idempotencyReplies }]);
-      }
-      await this.vacuum();
-      for (const job of jobs) await pool.query(sql.markDone, [job.id, counts.get(job.id)]);
+      await this.step('done', accountId);
       log.info({ accountId, erasures: ids, seconds: (Date.now() - started) / 1000 }, 'erasures done');
     } catch (error) {
       const attempts = Math.max(...jobs.map((job) => job.attempts));
@@ -171,10 +190,88 @@ export class ErasureRunner {
     }
   }
 
+  /** Erases the keys of the people, waits until no process holds them, erases again, rebuilds, deletes what names them, vacuums. */
+  private async eraseRound(jobs: ErasureJob[], persons: Map<string, Persons>, counts: Map<string, ErasureCounts>, round: number): Promise<void> {
+    const { pool } = this.options;
+    const accountId = (jobs[0] as ErasureJob).accountId;
+    const eraseAll = async (): Promise<void> => {
+      for (const job of jobs) await pool.query(eraseKeys, [accountId, (persons.get(job.id) as Persons).keys, job.id]);
+    };
+    await eraseAll();
+    const { rows } = await pool.query<{ keys_erased_at: Date; now: Date }>(sql.markKeysErased, [jobs.map((job) => job.id)]);
+    // The first round waits from the first erasure of the keys (an attempt taking over counts from
+    // its predecessor's); a later one from its own, which erased ids merged meanwhile.
+    const now = rows[0]?.now.getTime() ?? Date.now();
+    const first = round === 1 ? Math.min(...rows.map((r) => r.keys_erased_at.getTime())) : now;
+    await this.step('keys-erased', accountId);
+    // Until no process can hold the keys; items sealed meanwhile with keys made anew (the
+    // person was met again before any process knew) are erased by the second pass.
+    await sleep(Math.max(0, first + this.settleMs - now));
+    await this.step('settled', accountId);
+    await eraseAll();
+    // Counted from the keys marked with the erasure, not from what this attempt erased: one that
+    // takes over from an attempt cut off after erasing them finds none left to erase.
+    for (const job of jobs) {
+      const { keys } = persons.get(job.id) as Persons;
+      (counts.get(job.id) as ErasureCounts).keys = (await pool.query<{ keys: number }>(sql.keysErasedBy, [accountId, keys, job.id])).rows[0]?.keys ?? 0;
+    }
+    await this.step('keys-erased-again', accountId);
+    await this.rebuild(accountId);
+    await this.step('rebuilt', accountId);
+    for (const job of jobs) await this.deleteNaming(job, persons, counts, pool);
+    await this.step('refusals-deleted', accountId);
+    await this.vacuum();
+    await this.step('vacuumed', accountId);
+  }
+
+  /**
+   * Under the merge locks of the erased users: when no id was merged into them since this round
+   * read the identity map, deletes again what names the people (refusals and replies recorded
+   * since) and marks the erasures done, in one transaction; else adds the new ids for another
+   * round. Returns how many ids were merged meanwhile.
+   */
+  private async decide(jobs: ErasureJob[], persons: Map<string, Persons>, counts: Map<string, ErasureCounts>): Promise<number> {
+    const accountId = (jobs[0] as ErasureJob).accountId;
+    const users = jobs.flatMap((job) => (job.userId === null ? [] : [job.userId]));
+    return inTransaction(
+      this.options.pool,
+      async (client) => {
+        let merged = 0;
+        for (const job of jobs) {
+          const before = persons.get(job.id) as Persons;
+          const now = await this.personsOf(job, client);
+          const added = now.anonymous.filter((id) => !before.anonymous.includes(id));
+          if (added.length > 0) persons.set(job.id, union(before, now));
+          merged += added.length;
+        }
+        if (merged > 0) return merged;
+        for (const job of jobs) await this.deleteNaming(job, persons, counts, client);
+        for (const job of jobs) await client.query(sql.markDone, [job.id, counts.get(job.id)]);
+        return 0;
+      },
+      { begin: `BEGIN; ${lockUsers(accountId, users, 'exclusive')}` },
+    );
+  }
+
+  /** Deletes the refused items and recorded replies that name the people of `job`, adding to its counts. */
+  private async deleteNaming(job: ErasureJob, persons: Map<string, Persons>, counts: Map<string, ErasureCounts>, db: Queryable): Promise<void> {
+    const { needles } = persons.get(job.id) as Persons;
+    const jobCounts = counts.get(job.id) as ErasureCounts;
+    // Added to what an earlier attempt deleted, and kept at once for a later one.
+    jobCounts.rejectedItems += (await db.query<{ deleted: number }>(sql.deleteRejectedItems, [job.accountId, needles])).rows[0]?.deleted ?? 0;
+    jobCounts.idempotencyReplies += (await db.query<{ deleted: number }>(sql.deleteIdempotencyReplies, [job.accountId, needles])).rows[0]?.deleted ?? 0;
+    await db.query(sql.saveProgress, [job.id, { rejectedItems: jobCounts.rejectedItems, idempotencyReplies: jobCounts.idempotencyReplies }]);
+  }
+
+  /** Waits for the step hook, when one is set (tests drive interleavings through it). */
+  private async step(step: ErasureStep, accountId: string): Promise<void> {
+    await this.stepHook?.(step, accountId);
+  }
+
   /** The people of an erasure: its user and every anonymous id merged into them, and its anonymous id. */
-  private async personsOf(job: ErasureJob): Promise<Persons> {
+  private async personsOf(job: ErasureJob, db: Queryable = this.options.pool): Promise<Persons> {
     const users = job.userId === null ? [] : [job.userId];
-    const merged = users.length === 0 ? [] : (await this.options.pool.query<{ anonymous_id: string }>(sql.mergedAnonymousIds, [job.accountId, users])).rows.map((r) => r.anonymous_id);
+    const merged = users.length === 0 ? [] : (await db.query<{ anonymous_id: string }>(sql.mergedAnonymousIds, [job.accountId, users])).rows.map((r) => r.anonymous_id);
     const anonymous = [...new Set([...(job.anonymousId === null ? [] : [job.anonymousId]), ...merged])];
     return {
       users,

@@ -13,6 +13,11 @@ export type NewEvent<E extends TrackingEvent = TrackingEvent> = E & {
   id: string;
   stream: string;
   metadata: EventMetadata;
+  /**
+   * The person key that must seal it, not stored (a merge's events: src/ingest/identity-map.ts);
+   * when that key is erased by then, the event is stored as erased. Else the person's current key.
+   */
+  sealingKeyId?: number;
 };
 
 export interface AppendedEvent {

@@ -1,7 +1,7 @@
 import { fromStored } from './events.js';
-import type { PersonKeys, SealingKey } from './person-keys.js';
+import type { OpeningKey, PersonKeys, SealingKey } from './person-keys.js';
 import { asStoreUnavailable, defaultPageBytes, type AccountsScan, AppendedEvent, Backlog, BacklogQuery, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
-import { isSealedBox, open, personOf, seal, unsealedData } from './sealing.js';
+import { isSealedBox, open, personOf, seal, sealErased, unsealedData } from './sealing.js';
 
 /**
  * The event store as every part of the service sees it: the personal fields of each event that
@@ -21,7 +21,7 @@ export class SealedEventStore implements EventStore {
   }
 
   async append(events: NewEvent[]): Promise<AppendedEvent[]> {
-    return this.inner.append(this.options.seal === false ? events : await this.sealAll(events));
+    return this.inner.append(this.options.seal === false ? events.map(withoutKeyId) : await this.sealAll(events));
   }
 
   async readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult> {
@@ -66,7 +66,8 @@ export class SealedEventStore implements EventStore {
   }
 
   private async sealAll(events: NewEvent[]): Promise<NewEvent[]> {
-    const personOfEvent = events.map(personOf);
+    const designated = await this.designatedKeys(events);
+    const personOfEvent = events.map((event) => (event.sealingKeyId === undefined ? personOf(event) : null));
     const personsByAccount = new Map<string, string[]>();
     for (const [i, event] of events.entries()) {
       const person = personOfEvent[i];
@@ -75,7 +76,7 @@ export class SealedEventStore implements EventStore {
       persons.push(person);
       personsByAccount.set(event.metadata.accountId, persons);
     }
-    if (personsByAccount.size === 0) return events;
+    if (personsByAccount.size === 0 && designated.size === 0) return events.map(withoutKeyId);
     let keysByAccount: Map<string, Map<string, SealingKey>>;
     try {
       keysByAccount = new Map(
@@ -86,13 +87,39 @@ export class SealedEventStore implements EventStore {
       throw asStoreUnavailable(error);
     }
     return events.map((event, i) => {
+      const stored = withoutKeyId(event);
       const person = personOfEvent[i];
+      if (event.sealingKeyId !== undefined) {
+        const opening = designated.get(event.sealingKeyId);
+        // Its key erased before it came (a merge claimed before its user's erasure was done): it is erased with them.
+        const key = opening && 'key' in opening && opening.accountId === event.metadata.accountId ? opening.key : null;
+        return { ...stored, data: key ? seal(stored, { id: event.sealingKeyId, key }) : sealErased(stored, event.sealingKeyId) } as NewEvent;
+      }
       const key = person === null || person === undefined ? undefined : keysByAccount.get(event.metadata.accountId)?.get(person);
-      if (!key) return event;
+      if (!key) return stored;
       // The sealed data is not of the contract's shape: it is only ever stored, and read back through openEvents.
-      return { ...event, data: seal(event, key) } as NewEvent;
+      return { ...stored, data: seal(stored, key) } as NewEvent;
     });
   }
+
+  /** The keys events must be sealed with, by id: current, or erased. */
+  private async designatedKeys(events: NewEvent[]): Promise<Map<number, OpeningKey>> {
+    const ids = events.flatMap((event) => (event.sealingKeyId === undefined ? [] : [event.sealingKeyId]));
+    if (ids.length === 0) return new Map();
+    try {
+      return await this.keys.forOpening(ids);
+    } catch (error) {
+      throw asStoreUnavailable(error);
+    }
+  }
+}
+
+/** The event as stored: without the id of the key that must seal it. */
+function withoutKeyId(event: NewEvent): NewEvent {
+  if (event.sealingKeyId === undefined) return event;
+  const stored = { ...event };
+  delete stored.sealingKeyId;
+  return stored;
 }
 
 /** Events opened, and how many bytes more than stored their data now weighs. */

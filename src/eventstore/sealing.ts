@@ -122,6 +122,15 @@ export function seal(
 }
 
 /**
+ * The event's data with its sealed fields replaced by a box of key `keyId` that was erased before
+ * the event came: sealed with a key drawn for it and forgotten, it never opens, and reads as erased
+ * by that key's erasure.
+ */
+export function sealErased(event: TrackingEvent & { id: string; metadata: { accountId: string } }, keyId: number): Record<string, unknown> {
+  return seal(event, { id: keyId, key: newKey() });
+}
+
+/**
  * The sealed fields of a box, opened with its key, and the bytes of their JSON text; throws when
  * the box was not sealed for this event.
  */

@@ -1,13 +1,37 @@
+import { escapeLiteral } from 'pg';
+
 /** SQL of the identity map (table identity_merges). */
 
 /**
- * Claims an anonymous id for a user while the user holds fewer than $5 merged ids (counted no
- * further than $5); a second claim changes nothing.
+ * The lock a merge into a user takes shared and an erasure of the user takes exclusive when it
+ * decides it is done (src/erasure/sql.ts): a merge commits either before that decision, and is
+ * erased with the user, or after it. Opened with the transaction, in its first round trip.
  */
-export const claimMerge = `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
-  SELECT $1, $2, $3, $4
-  WHERE (SELECT count(*) FROM (SELECT 1 FROM identity_merges WHERE account_id = $1 AND user_id = $3 LIMIT $5) merged) < $5
-  ON CONFLICT (account_id, anonymous_id) DO NOTHING`;
+export const beginWithUserLock = (accountId: string, userId: string): string => `BEGIN; ${lockUsers(accountId, [userId], 'shared')}`;
 
-/** Who an anonymous id was merged into, and the merge event's id. */
-export const selectMerge = 'SELECT user_id, merge_event_id FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2';
+/** The statement that takes the merge locks of users (in a stable order: two takers never deadlock). */
+export function lockUsers(accountId: string, userIds: readonly string[], mode: 'shared' | 'exclusive'): string {
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  const keys = [...new Set(userIds)].sort().map((userId) => `hashtextextended(${escapeLiteral(`${accountId}/${userId}`)}, 0)`);
+  return `SELECT ${keys.length === 0 ? '1' : keys.map((key) => `${fn}(${key})`).join(', ')}`;
+}
+
+/**
+ * Claims an anonymous id for a user while the user holds fewer than $5 merged ids (counted no
+ * further than $5), with the user's key $6 that seals the merge's events; a second claim changes
+ * nothing. Returns the merge as it stands: made now, or as it was before the statement began.
+ */
+export const claimMerge = `
+WITH claimed AS (
+  INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id, merge_key_id)
+  SELECT $1, $2, $3, $4, $6
+  WHERE (SELECT count(*) FROM (SELECT 1 FROM identity_merges WHERE account_id = $1 AND user_id = $3 LIMIT $5) merged) < $5
+  ON CONFLICT (account_id, anonymous_id) DO NOTHING
+  RETURNING user_id, merge_event_id, merge_key_id
+)
+SELECT user_id, merge_event_id, merge_key_id FROM claimed
+UNION ALL
+SELECT user_id, merge_event_id, merge_key_id FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`;
+
+/** Who an anonymous id was merged into, the merge event's id and its key. */
+export const selectMerge = 'SELECT user_id, merge_event_id, merge_key_id FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2';

@@ -143,7 +143,10 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     if (!('user' in outcome)) return outcome;
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
-    return { trackId, events: merge ? [upsertEvent(ctx, outcome, trackId), merge] : [upsertEvent(ctx, outcome, trackId)] };
+    if (!merge) return { trackId, events: [upsertEvent(ctx, outcome, trackId)] };
+    // The profile that carries the merge names the anonymous id too: sealed with the merge's key, it is erased with the merge.
+    const keyed = merge.sealingKeyId === undefined ? {} : { sealingKeyId: merge.sealingKeyId };
+    return { trackId, events: [{ ...upsertEvent(ctx, outcome, trackId), ...keyed }, merge] };
   });
 }
 
@@ -173,6 +176,7 @@ async function claimMerge(
       type: 'ProfilesMerged',
       data: { userId, anonymousId },
       metadata: metadataFor(ctx, trackId),
+      ...(claim.sealingKeyId !== null && { sealingKeyId: claim.sealingKeyId }),
     },
   };
 }

@@ -4,6 +4,7 @@ import { TestApp, adminToken, type Credentials, type Reply } from '../support/ap
 import { databaseText } from '../support/database-text.js';
 import { eventually } from '../support/eventually.js';
 import { capturedLog } from '../support/log-lines.js';
+import { rebuildAllProjections } from '../support/projections.js';
 import { queued } from '../support/replies.js';
 
 const admin = `Bearer ${adminToken}`;
@@ -54,21 +55,6 @@ describe('erasure of a person (e2e, on the store under test)', function () {
 
   /** Every place the service keeps or writes anything: its database, the EventStoreDB it writes to, its log. */
   const everything = async (): Promise<string> => `${await databaseText(app.pool)}\n${app.esdbDouble()?.storedText() ?? ''}\n${log.written()}`;
-
-  async function rebuildAll(): Promise<void> {
-    for (const name of ['leads', 'user-events', 'products', 'track-index']) {
-      const requested = await app.request('POST', `/admin/v1/projections/${name}/rebuild`, undefined, { authorization: admin });
-      expect(requested.status, JSON.stringify(requested.body)).to.equal(202);
-      await eventually(
-        async () => {
-          const status = await app.get<{ projections: { projection: string; rebuild: { state: string } | null }[] }>('/admin/v1/projections', admin);
-          return status.body.projections.find((p) => p.projection === name)?.rebuild?.state === 'finished' ? true : undefined;
-        },
-        30_000,
-        () => `the rebuild of ${name} never finished`,
-      );
-    }
-  }
 
   it('leaves none of the person’s values in the database, the event store or the log; keeps what an auditor needs; survives a rebuild', async () => {
     queued(await app.ingest(acme, 'users', { anonymousId: 'anon-1', attributes: { note: secrets.anonymous } }));
@@ -122,7 +108,7 @@ describe('erasure of a person (e2e, on the store under test)', function () {
     for (const value of Object.values(secrets)) expect(after, value).not.to.contain(value);
     expect(after).to.contain('globex.keeps@example.com').and.contain('globex-blue');
 
-    await rebuildAll();
+    await rebuildAllProjections(app);
     expect((await lead(acme, 'u-1')).status).to.equal(404);
     expect((await lead(globex, 'u-1')).body).to.include({ email: 'globex.keeps@example.com' });
     const rebuilt = await everything();

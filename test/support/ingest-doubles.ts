@@ -42,7 +42,7 @@ export class MemoryIdentities implements IdentitiesPort {
     const key = `${accountId}/${anonymousId}`;
     const merge = this.merges.get(key) ?? { userId, eventId: proposedEventId };
     this.merges.set(key, merge);
-    return Promise.resolve(merge.userId === userId ? { ok: true, mergeEventId: merge.eventId } : { ok: false, mergedInto: merge.userId });
+    return Promise.resolve(merge.userId === userId ? { ok: true, mergeEventId: merge.eventId, sealingKeyId: null } : { ok: false, mergedInto: merge.userId });
   }
 }
 
