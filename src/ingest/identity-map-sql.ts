@@ -29,9 +29,9 @@ WITH claimed AS (
   ON CONFLICT (account_id, anonymous_id) DO NOTHING
   RETURNING user_id, merge_event_id, merge_key_id
 )
-SELECT user_id, merge_event_id, merge_key_id FROM claimed
+SELECT user_id, merge_event_id, merge_key_id, true AS fresh FROM claimed
 UNION ALL
-SELECT user_id, merge_event_id, merge_key_id FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`;
+SELECT user_id, merge_event_id, merge_key_id, false AS fresh FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`;
 
 /** Who an anonymous id was merged into, the merge event's id and its key. */
-export const selectMerge = 'SELECT user_id, merge_event_id, merge_key_id FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2';
+export const selectMerge = 'SELECT user_id, merge_event_id, merge_key_id, false AS fresh FROM identity_merges WHERE account_id = $1 AND anonymous_id = $2';

@@ -5,7 +5,14 @@ import { newKey, personIds } from '../eventstore/sealing.js';
 import { beginWithUserLock, claimMerge, selectMerge } from './identity-map-sql.js';
 
 export type MergeClaim =
-  | { ok: true; mergeEventId: string; /** The key that seals the merge's events (null for a merge claimed before keys were recorded). */ sealingKeyId: number | null }
+  | {
+      ok: true;
+      mergeEventId: string;
+      /** The key that seals the merge's event (null for a merge claimed before keys were recorded). */
+      sealingKeyId: number | null;
+      /** true when claimed now, false for a repeat of the merge. */
+      fresh: boolean;
+    }
   | { ok: false; mergedInto: string }
   | { ok: false; full: true };
 
@@ -20,6 +27,7 @@ interface MergeRow {
   user_id: string;
   merge_event_id: string;
   merge_key_id: number | null;
+  fresh: boolean;
 }
 
 /** Which known user each anonymous id was merged into: at most one, for good. */
@@ -52,6 +60,6 @@ export class IdentityMap {
     );
     if (!row) return { ok: false, full: true };
     if (row.user_id !== userId) return { ok: false, mergedInto: row.user_id };
-    return { ok: true, mergeEventId: row.merge_event_id, sealingKeyId: row.merge_key_id };
+    return { ok: true, mergeEventId: row.merge_event_id, sealingKeyId: row.merge_key_id, fresh: row.fresh };
   }
 }

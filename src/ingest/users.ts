@@ -121,7 +121,7 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
   const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index, suppressed));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
   const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
-  const merges = new Map<number, NewEvent>();
+  const merges = new Map<number, { event: NewEvent; fresh: boolean }>();
   const admissions = await admitByTypes(
     deps.registry,
     ctx.accountId,
@@ -130,7 +130,7 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
       const candidate = candidates[i] as Prepared;
       const merge = await claimMerge(deps, ctx, candidate, trackIds[candidate.index] as string);
       if ('status' in merge) outcomes[candidate.index] = merge;
-      else if (merge.event) merges.set(candidate.index, merge.event);
+      else if (merge.event) merges.set(candidate.index, { event: merge.event, fresh: merge.fresh === true });
       return !('status' in merge);
     },
   );
@@ -144,9 +144,11 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
     if (!merge) return { trackId, events: [upsertEvent(ctx, outcome, trackId)] };
-    // The profile that carries the merge names the anonymous id too: sealed with the merge's key, it is erased with the merge.
-    const keyed = merge.sealingKeyId === undefined ? {} : { sealingKeyId: merge.sealingKeyId };
-    return { trackId, events: [{ ...upsertEvent(ctx, outcome, trackId), ...keyed }, merge] };
+    // The profile that makes the merge names the anonymous id too: sealed with the merge's key, it
+    // is erased with the merge. One that repeats a merge is the person's as they are now (a
+    // browser identifying again after its user was erased: the user met again).
+    const keyed = merge.fresh && merge.event.sealingKeyId !== undefined ? { sealingKeyId: merge.event.sealingKeyId } : {};
+    return { trackId, events: [{ ...upsertEvent(ctx, outcome, trackId), ...keyed }, merge.event] };
   });
 }
 
@@ -156,7 +158,7 @@ async function claimMerge(
   ctx: IngestContext,
   prepared: Prepared,
   trackId: string,
-): Promise<{ event?: NewEvent<EventOf<'ProfilesMerged'>> } | ItemResult> {
+): Promise<{ event?: NewEvent<EventOf<'ProfilesMerged'>>; fresh?: boolean } | ItemResult> {
   const { userId, anonymousId } = prepared.user;
   if (userId === undefined || anonymousId === undefined) return {};
   // Derived from the anonymous id too: one trackID (an Idempotency-Key reused for another merge)
@@ -170,6 +172,7 @@ async function claimMerge(
     return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict', 'anonymousId');
   }
   return {
+    fresh: claim.fresh,
     event: {
       id: claim.mergeEventId,
       stream: streams.user(ctx.accountId, userId),

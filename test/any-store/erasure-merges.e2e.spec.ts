@@ -114,4 +114,18 @@ describe('erasure and merges, however they interleave (e2e, on the store under t
     expect(JSON.stringify(merged.body)).to.contain(secretOf('anon-late').attribute);
     expect(JSON.stringify(merged.body)).not.to.contain('first@example.com');
   });
+
+  it('keeps the profile of a merge repeated after the erasure (a browser identifying again): the user met again', async () => {
+    await visitor(acme, 'anon-again');
+    queued(await app.ingest(acme, 'users', { userId: 'u-3', anonymousId: 'anon-again', email: 'before@example.com', attributes: {} }));
+    await app.projected();
+    await erasedDone(acme, { userId: 'u-3' });
+    queued(await app.ingest(acme, 'users', { userId: 'u-3', anonymousId: 'anon-again', email: 'again@example.com', attributes: {} }));
+    await app.projected();
+    const again = await lead(acme, 'u-3');
+    expect(again.status).to.equal(200);
+    expect(again.body).to.include({ email: 'again@example.com' });
+    const text = await everything();
+    expect(text).not.to.contain('before@example.com').and.not.to.contain(secretOf('anon-again').attribute);
+  });
 });

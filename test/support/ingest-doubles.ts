@@ -40,9 +40,10 @@ export class MemoryIdentities implements IdentitiesPort {
 
   claim(accountId: string, anonymousId: string, userId: string, proposedEventId: string): Promise<MergeClaim> {
     const key = `${accountId}/${anonymousId}`;
+    const fresh = !this.merges.has(key);
     const merge = this.merges.get(key) ?? { userId, eventId: proposedEventId };
     this.merges.set(key, merge);
-    return Promise.resolve(merge.userId === userId ? { ok: true, mergeEventId: merge.eventId, sealingKeyId: null } : { ok: false, mergedInto: merge.userId });
+    return Promise.resolve(merge.userId === userId ? { ok: true, mergeEventId: merge.eventId, sealingKeyId: null, fresh } : { ok: false, mergedInto: merge.userId });
   }
 }
 
