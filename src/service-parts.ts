@@ -6,6 +6,7 @@ import { IngestActivity } from './activity/recorder.js';
 import type { Config } from './config.js';
 import type { Pool } from './db/pool.js';
 import { createEventStore } from './eventstore/index.js';
+import { Pseudonyms } from './eventstore/pseudonyms.js';
 import type { AppParts } from './http/app.js';
 import { AttributeTypeRegistry } from './ingest/attribute-registry.js';
 import { IdentityMap } from './ingest/identity-map.js';
@@ -39,7 +40,7 @@ export function createServiceParts(config: Config, pool: Pool, log: Logger, metr
     metrics,
     appends,
     store,
-    commands: { store, validator: new Validator(), registry: new AttributeTypeRegistry(pool), identities: new IdentityMap(pool), suppressed: new SuppressedIds(pool) },
+    commands: { store, validator: new Validator(), registry: new AttributeTypeRegistry(pool), identities: new IdentityMap(pool), suppressed: new SuppressedIds(pool), pseudonyms: new Pseudonyms(pool) },
     idempotency: new IdempotencyKeys(pool),
     accounts: new AccountDirectory(pool, undefined, log),
     browserKeys: new BrowserKeyRegistry(pool, undefined, log),

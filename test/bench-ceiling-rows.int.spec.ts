@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { CeilingRows, createScratchTable, dropScratch, lastPosition, scratchTable, storedRowsAfter, writableColumns } from '../bench/ceiling-rows.js';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
+import { accountRefs } from './support/id-refs.js';
 
 /**
  * The bench's raw write ceiling stores again what the service stored: the same rows, apart from a
@@ -56,7 +57,10 @@ describe('bench: rows of the raw write ceiling', function () {
     // As stored, personal fields sealed: the ceiling writes the rows the service writes.
     const originals = (await app.sealedEvents()).slice(-2);
     expect(template.rows).to.have.length(2);
-    expect(originals.map((e) => e.data.userId)).to.deep.equal(['u-1', 'u-2']);
+    // The userIds sealed too: readable beside the box, their pseudonyms.
+    const refs = await accountRefs(app, account);
+    expect(originals.map((e) => e.data.userRef)).to.deep.equal([refs.user('u-1'), refs.user('u-2')]);
+    expect(originals.map((e) => e.data.userId)).to.deep.equal([undefined, undefined]);
 
     for (const method of ['INSERT', 'COPY'] as const) {
       await createScratchTable(client);

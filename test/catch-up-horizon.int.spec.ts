@@ -7,6 +7,7 @@ import type { NewEvent } from '../src/eventstore/port.js';
 import { PostgresEventStore } from '../src/eventstore/postgres.js';
 import { appendEvents, neverAppends } from '../src/eventstore/postgres-sql.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { testRefs } from './support/ingest-doubles.js';
 
 /** A tracked event of `accountId`, as ingest stores it. */
 function tracked(accountId: string, userId = 'u1'): NewEvent {
@@ -15,7 +16,7 @@ function tracked(accountId: string, userId = 'u1'): NewEvent {
     type: 'EventTracked',
     data: { userId, eventName: 'Viewed', eventTime: null, eventTimeUtc: '2026-01-01T00:00:00.000Z', eventData: {} },
     id,
-    stream: streams.user(accountId, userId),
+    stream: streams.user(accountId, testRefs(accountId).user(userId)),
     metadata: { trackId: id, accountId, receivedAt: '2026-01-01T00:00:00.000Z', schemaVersion },
   };
 }

@@ -18,8 +18,10 @@ const zone = 'America/Los_Angeles';
 /** The elements that reach past the window's right edge (outside the boxes that scroll), as tag.class. */
 const widest = `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll-box, pre')).map((e) => e.tagName + '.' + e.className).join(' ')`;
 
-/** The row of the erasure naming `id` (its userId or anonymousId), by text. */
+/** The row of the erasure naming `id` (its userId or anonymousId), by text: while pending (once done, only the ids' pseudonyms remain). */
 const erasureRow = (page: Page, id: string): Locator => page.getByRole('row').filter({ has: page.locator('td[data-label="Person"] code').getByText(id, { exact: true }) });
+/** The row of the erasure `erasureId`. */
+const rowOfErasure = (page: Page, erasureId: string): Locator => page.locator(`tr[data-erasure="${erasureId}"]`);
 const cell = (row: Locator, label: string): Locator => row.locator(`td[data-label="${label}"]`);
 const focused = (page: Page, locator: Locator) => locator.and(page.locator(':focus')).waitFor();
 
@@ -38,20 +40,27 @@ describe('dashboard erasures (e2e)', function () {
   servedApp((started) => ({ app, account } = started), { scope: 'suite', projections: true });
   usesBrowser((launched) => (browser = launched));
 
-  /** The account's erasure of `id` as the API answers it. */
-  async function erasureOf(id: string): Promise<Erasure> {
-    const reply = await app.get<{ erasures: Erasure[] }>(`/v1/accounts/${account.licenseCode}/erasures`, `Bearer ${account.accessToken}`);
-    const found = reply.body.erasures.find((erasure) => erasure.userId === id || erasure.anonymousId === id);
-    if (!found) throw new Error(`no erasure of ${id}: ${JSON.stringify(reply.body)}`);
-    return found;
+  /** The account's erasure `erasureId` as the API answers it. */
+  async function erasureOf(erasureId: string): Promise<Erasure> {
+    const reply = await app.get<Erasure>(`/v1/accounts/${account.licenseCode}/erasures/${erasureId}`, `Bearer ${account.accessToken}`);
+    expect(reply.status, JSON.stringify(reply.body)).to.equal(200);
+    return reply.body;
   }
 
-  /** Waits for the row of `id` to say done, then checks its times, counts and error against the API's. */
+  /**
+   * Waits for the row of `id`, shown pending, to say done, then checks its times, counts and error
+   * against the API's; the ids are gone by then, their pseudonyms shown in their place.
+   */
   async function shownDone(page: Page, id: string): Promise<Erasure> {
-    const row = erasureRow(page, id);
+    const erasureId = (await erasureRow(page, id).getAttribute('data-erasure')) as string;
+    const row = rowOfErasure(page, erasureId);
     await cell(row, 'State').getByText('done', { exact: true }).waitFor({ timeout: doneMs });
-    const erasure = await erasureOf(id);
+    const erasure = await erasureOf(erasureId);
     expect(erasure.state).to.equal('done');
+    expect(await cell(row, 'Person').textContent()).to.equal(
+      [erasure.userRef !== null ? `userId erased, pseudonym ${erasure.userRef}` : '', erasure.anonymousRef !== null ? `anonymousId erased, pseudonym ${erasure.anonymousRef}` : ''].join(''),
+    );
+    expect(await cell(row, 'Person').textContent()).not.to.contain(id);
     const counts = erasure.counts as NonNullable<Erasure['counts']>;
     const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
     expect(await cell(row, 'Removed').textContent()).to.equal(
@@ -174,7 +183,7 @@ describe('dashboard erasures (e2e)', function () {
       await cell(anonymous, 'State').getByText('pending', { exact: true }).waitFor();
       expect(await cell(anonymous, 'Suppress').textContent()).to.equal('yes');
       expect(await cell(anonymous, 'Person').textContent()).to.equal('anonymousId anon-erase-7');
-      await shownDone(page, 'anon-erase-7');
+      const anonymousDone = await shownDone(page, 'anon-erase-7');
       // Suppressed: a new item naming the id is refused.
       expect(itemError(await app.ingest(account, 'users', { anonymousId: 'anon-erase-7', attributes: {} }))).to.match(/^anonymousId is suppressed/);
 
@@ -184,11 +193,12 @@ describe('dashboard erasures (e2e)', function () {
       await page.getByRole('group', { name: `Erase ${injection} and everything they sent? This cannot be undone.` }).getByRole('button', { name: 'Yes, erase' }).click();
       const marked = erasureRow(page, injection);
       expect(await cell(marked, 'Person').textContent()).to.equal(`userId ${injection}`);
-      await shownDone(page, injection);
+      const markedDone = await shownDone(page, injection);
       expect(await page.locator('main img').count()).to.equal(0);
       expect(dialogs).to.deep.equal([]);
       // The latest first.
-      expect((await page.locator('td[data-label="Person"]').allTextContents()).slice(0, 2)).to.deep.equal([`userId ${injection}`, 'anonymousId anon-erase-7']);
+      const shownIds = await page.locator('tr[data-erasure]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-erasure')));
+      expect(shownIds.slice(0, 2)).to.deep.equal([markedDone.id, anonymousDone.id]);
 
       await fitsAt(page, 1280, 'erasures');
       await fitsAt(page, 400, 'erasures');

@@ -3,6 +3,7 @@ import type { Browser } from 'playwright-core';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
 import { signInAsAccount, signInFailedLoads } from './support/dashboard-session.js';
+import { accountRefs } from './support/id-refs.js';
 import { queued } from './support/replies.js';
 
 /**
@@ -35,7 +36,9 @@ describe('dashboard track lookup of an event id stored twice (e2e)', () => {
       const stored = page.getByRole('article', { name: /UserUpserted in / });
       expect(await stored.count()).to.equal(1);
       const copy = await stored.locator('dd.also-stored-at').textContent();
-      expect(copy).to.match(/^stream user-[0-9a-f-]+-u-twice, position 2, global position \d+, recorded .+ \(later copies of the same event id, counted once\)$/);
+      const refs = await accountRefs(app, account);
+      const stream = `user-${refs.accountId}-${refs.user('u-twice')}`;
+      expect(copy).to.match(new RegExp(`^stream ${stream}, position 2, global position \\d+, recorded .+ \\(later copies of the same event id, counted once\\)$`));
       const rows = page.getByRole('table').filter({ hasText: 'Stream position' }).last().locator('tbody tr');
       expect(await rows.count()).to.equal(1);
       expect(await rows.nth(0).locator('td').nth(2).textContent()).to.equal('UserUpserted (also stored at 2)');

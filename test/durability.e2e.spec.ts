@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { servedApp, TestApp, type BulkReply, type Credentials, type SingleReply } from './support/app.js';
+import { accountRefs } from './support/id-refs.js';
 
 describe('durability and idempotency (e2e)', () => {
   let app: TestApp;
@@ -58,9 +59,11 @@ describe('durability and idempotency (e2e)', () => {
   it('a retried merge whose first append was lost is completed by the retry', async () => {
     // The identity map claimed the merge but its events never reached the store (say, the store
     // failed after the claim): the repeat must append the merge, with the id of the first claim.
+    const refs = await accountRefs(app, account);
     await app.pool.query(
-      `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
-       SELECT id, 'anon-9', 'user-9', 'c0ffee00-0000-5000-8000-000000000009' FROM accounts`,
+      `INSERT INTO identity_merges (account_id, anonymous_ref, user_ref, anonymous_id, user_id, merge_event_id)
+       VALUES ($1, $2, $3, 'anon-9', 'user-9', 'c0ffee00-0000-5000-8000-000000000009')`,
+      [refs.accountId, refs.anonymous('anon-9'), refs.user('user-9')],
     );
     const reply = await app.ingest<SingleReply>(account, 'users', { userId: 'user-9', anonymousId: 'anon-9', attributes: {} });
     expect(reply.status).to.equal(200);

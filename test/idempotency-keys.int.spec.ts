@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { createAccount } from '../src/accounts/accounts.js';
 import { createPool, type Pool } from '../src/db/pool.js';
+import type { AccountRefs } from '../src/eventstore/events.js';
+import { Pseudonyms } from '../src/eventstore/pseudonyms.js';
 import { AppError } from '../src/errors.js';
 import { ingestRefusalReply } from '../src/http/errors.js';
 import { IdempotencyKeys } from '../src/ingest/idempotency.js';
@@ -103,28 +105,74 @@ describe('idempotency keys and the identity map (int)', () => {
     expect(rows.map((r) => r.key)).to.deep.equal(['k1']);
   });
 
-  it('the identity map: an anonymous id is claimed by one user for good, a repeat gets the first merge event id', async () => {
+  /** The current key of a person (`u:<ref>`) of an account, made when the person's merge was claimed. */
+  const keyIdOf = async (account: string, person: string): Promise<number> => {
+    const { rows } = await pool.query<{ key_id: number }>('SELECT key_id FROM person_keys WHERE account_id = $1 AND person_id = $2 AND erased_at IS NULL', [account, person]);
+    expect(rows, `the key of ${person}`).to.have.length(1);
+    return rows[0]?.key_id as number;
+  };
+
+  it('the identity map: an anonymous id is claimed by one user for good, a repeat gets the first merge event id and key', async () => {
     const identities = new IdentityMap(pool);
+    const pseudonyms = new Pseudonyms(pool);
+    const refs = await pseudonyms.of(accountId);
+    const otherRefs = await pseudonyms.of(otherAccountId);
     const eventId = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
-    expect(await identities.claim(accountId, 'a-1', 'u-1', eventId(1))).to.deep.equal({ ok: true, mergeEventId: eventId(1) });
-    expect(await identities.claim(accountId, 'a-1', 'u-1', eventId(2))).to.deep.equal({ ok: true, mergeEventId: eventId(1) });
-    expect(await identities.claim(accountId, 'a-1', 'u-2', eventId(3))).to.deep.equal({ ok: false, mergedInto: 'u-1' });
-    // Another account's anonymous id of the same name is another person.
-    expect(await identities.claim(otherAccountId, 'a-1', 'u-2', eventId(4))).to.deep.equal({ ok: true, mergeEventId: eventId(4) });
+    const first = await identities.claim(refs, 'a-1', 'u-1', eventId(1));
+    // The merge's events are sealed with the user's key, made by the claim.
+    const keyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
+    expect(keyId).to.be.a('number');
+    expect(first).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, fresh: true });
+    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(2))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, fresh: false });
+    expect(await identities.claim(refs, 'a-1', 'u-2', eventId(3))).to.deep.equal({ ok: false, mergedInto: 'u-1' });
+    // Another account's anonymous id of the same name is another person, with another key.
+    const other = await identities.claim(otherRefs, 'a-1', 'u-2', eventId(4));
+    const otherKeyId = await keyIdOf(otherAccountId, `u:${otherRefs.user('u-2')}`);
+    expect(otherKeyId).not.to.equal(keyId);
+    expect(other).to.deep.equal({ ok: true, mergeEventId: eventId(4), sealingKeyId: otherKeyId, fresh: true });
+    // Kept by the ids' pseudonyms, under each account's key; the ids beside them until their person is erased.
+    const { rows } = await pool.query('SELECT account_id, anonymous_ref, user_ref, anonymous_id, user_id, merge_event_id, merge_key_id FROM identity_merges ORDER BY merge_event_id');
+    expect(rows).to.deep.equal([
+      { account_id: accountId, anonymous_ref: refs.anonymous('a-1'), user_ref: refs.user('u-1'), anonymous_id: 'a-1', user_id: 'u-1', merge_event_id: eventId(1), merge_key_id: keyId },
+      { account_id: otherAccountId, anonymous_ref: otherRefs.anonymous('a-1'), user_ref: otherRefs.user('u-2'), anonymous_id: 'a-1', user_id: 'u-2', merge_event_id: eventId(4), merge_key_id: otherKeyId },
+    ]);
+    expect(refs.anonymous('a-1')).not.to.equal(otherRefs.anonymous('a-1'));
+  });
+
+  it('the identity map: a merge whose ids were erased (kept by pseudonym only) still holds its anonymous id, and names no user it went to', async () => {
+    const identities = new IdentityMap(pool);
+    const refs = await new Pseudonyms(pool).of(accountId);
+    const eventId = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+    await identities.claim(refs, 'a-1', 'u-1', eventId(1));
+    await pool.query('UPDATE identity_merges SET anonymous_id = NULL, user_id = NULL WHERE account_id = $1', [accountId]);
+    expect(await identities.claim(refs, 'a-1', 'u-2', eventId(2))).to.deep.equal({ ok: false, mergedInto: null });
+    const keyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
+    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(3))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, fresh: false });
   });
 
   it(`the identity map: a user takes at most ${maxMergedIdsPerUser} anonymous ids, the repeat of a merge it holds still succeeds, other users are not affected`, async () => {
     const identities = new IdentityMap(pool);
+    const pseudonyms = new Pseudonyms(pool);
+    const refs: AccountRefs = await pseudonyms.of(accountId);
+    const otherRefs: AccountRefs = await pseudonyms.of(otherAccountId);
     const eventId = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+    // The user's merges but one, stored as claims store them (before merges had keys: merge_key_id null).
+    const held = Array.from({ length: maxMergedIdsPerUser - 1 }, (_, i) => `a-${i + 1}`);
     await pool.query(
-      `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
-       SELECT $1, 'a-' || n, 'u-1', ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid FROM generate_series(1, $2::int - 1) n`,
-      [accountId, maxMergedIdsPerUser],
+      `INSERT INTO identity_merges (account_id, anonymous_ref, user_ref, anonymous_id, user_id, merge_event_id)
+       SELECT $1, a.ref, $3, a.id, 'u-1', ('00000000-0000-4000-8000-' || lpad(a.n::text, 12, '0'))::uuid
+       FROM unnest($2::text[], $4::text[]) WITH ORDINALITY AS a(ref, id, n)`,
+      [accountId, held.map((id) => refs.anonymous(id)), refs.user('u-1'), held],
     );
-    expect(await identities.claim(accountId, 'a-last', 'u-1', eventId(100_000))).to.deep.equal({ ok: true, mergeEventId: eventId(100_000) });
-    expect(await identities.claim(accountId, 'a-one-more', 'u-1', eventId(100_001))).to.deep.equal({ ok: false, full: true });
-    expect(await identities.claim(accountId, 'a-1', 'u-1', eventId(100_002))).to.deep.equal({ ok: true, mergeEventId: eventId(1) });
-    expect(await identities.claim(accountId, 'a-one-more', 'u-2', eventId(100_003))).to.deep.equal({ ok: true, mergeEventId: eventId(100_003) });
-    expect(await identities.claim(otherAccountId, 'a-two', 'u-1', eventId(100_004))).to.deep.equal({ ok: true, mergeEventId: eventId(100_004) });
+    const last = await identities.claim(refs, 'a-last', 'u-1', eventId(100_000));
+    const keyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
+    expect(last).to.deep.equal({ ok: true, mergeEventId: eventId(100_000), sealingKeyId: keyId, fresh: true });
+    expect(await identities.claim(refs, 'a-one-more', 'u-1', eventId(100_001))).to.deep.equal({ ok: false, full: true });
+    // The repeat of a merge stored before keys: its first event id, no key.
+    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(100_002))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: null, fresh: false });
+    const two = await identities.claim(refs, 'a-one-more', 'u-2', eventId(100_003));
+    expect(two).to.deep.equal({ ok: true, mergeEventId: eventId(100_003), sealingKeyId: await keyIdOf(accountId, `u:${refs.user('u-2')}`), fresh: true });
+    const other = await identities.claim(otherRefs, 'a-two', 'u-1', eventId(100_004));
+    expect(other).to.deep.equal({ ok: true, mergeEventId: eventId(100_004), sealingKeyId: await keyIdOf(otherAccountId, `u:${otherRefs.user('u-1')}`), fresh: true });
   });
 });

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import { streams } from '../src/eventstore/events.js';
 import type { CommandDeps } from '../src/ingest/decisions.js';
 import { ingestSingle } from '../src/ingest/single-items.js';
 import { Validator } from '../src/ingest/validation.js';
-import { MemoryAppends, requestContext } from './support/ingest-doubles.js';
+import { MemoryAppends, requestContext, testPseudonyms, testRefs } from './support/ingest-doubles.js';
 
 /** The ingest decisions of events, products and productsevents, on an in-memory store. */
 describe('single-event commands (unit)', () => {
@@ -10,16 +11,16 @@ describe('single-event commands (unit)', () => {
   let deps: CommandDeps;
   beforeEach(() => {
     store = new MemoryAppends();
-    deps = { store, validator: new Validator() };
+    deps = { store, validator: new Validator(), pseudonyms: testPseudonyms };
   });
 
-  it('stores an event of an anonymous user on the anonymous stream, with eventTimeUtc from receipt when no eventTime is sent', async () => {
+  it('stores an event of an anonymous user on the anonymous stream (named by the pseudonym of the id), with eventTimeUtc from receipt when no eventTime is sent', async () => {
     const ctx = requestContext('acc-1', 'events');
     expect(await ingestSingle('events', deps, ctx, { anonymousId: 'a-1', eventName: 'Viewed' })).to.deep.equal({ status: 'queued', trackID: ctx.trackIds(0) });
     expect(store.events).to.deep.equal([
       {
         id: ctx.trackIds(0),
-        stream: 'anonymous-acc-1-a-1',
+        stream: `anonymous-acc-1-${testRefs('acc-1').anonymous('a-1')}`,
         type: 'EventTracked',
         data: { anonymousId: 'a-1', eventName: 'Viewed', eventTime: null, eventTimeUtc: ctx.receivedAt, eventData: {} },
         metadata: { trackId: ctx.trackIds(0), accountId: 'acc-1', receivedAt: ctx.receivedAt, schemaVersion: 1 },
@@ -75,6 +76,9 @@ describe('single-event commands (unit)', () => {
       { productId: 'p-1', userId: 'u-1', properties: {} },
     ]);
     expect(store.events[0]?.data).to.include({ userId: 'u-1', eventName: 'Viewed' });
+    // The user's stream is named by the pseudonym of the userId, never the id.
+    expect(store.events[0]?.stream).to.equal(streams.user('acc-1', testRefs('acc-1').user('u-1')));
+    expect(store.events[0]?.stream).not.to.contain('u-1');
     for (const [endpoint, item] of [
       ['products', { productId: 'p-2', userId: 'anonymous' }],
       ['productsevents', { productId: 'p-2', userId: 'anonymous', eventName: 'Viewed' }],

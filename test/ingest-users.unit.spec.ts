@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import { ingestUsers } from '../src/ingest/users.js';
-import { requestContext, userDoubles } from './support/ingest-doubles.js';
+import { streams } from '../src/eventstore/events.js';
+import { requestContext, testRefs, userDoubles } from './support/ingest-doubles.js';
+
+/** Stream names as the service makes them: by the pseudonyms of the ids. */
+const refs = testRefs('acc-1');
+const userStream = (userId: string): string => streams.user('acc-1', refs.user(userId));
 
 /** The ingest decisions of users and users/bulk, on in-memory doubles of the registry, identity map and store. */
 describe('users command (unit)', () => {
@@ -14,7 +19,7 @@ describe('users command (unit)', () => {
     expect(deps.store.events).to.deep.equal([
       {
         id: ctx.trackIds(0),
-        stream: 'user-acc-1-u-1',
+        stream: userStream('u-1'),
         type: 'UserUpserted',
         data: {
           userId: 'u-1',
@@ -74,7 +79,7 @@ describe('users command (unit)', () => {
     });
     expect(results[1]?.status).to.equal('queued');
     expect(deps.registry.types.get('acc-1')).to.deep.equal(new Map([['plan', 'string']]));
-    expect(deps.store.events.map((e) => e.stream)).to.deep.equal(['user-acc-1-u-3']);
+    expect(deps.store.events.map((e) => e.stream)).to.deep.equal([userStream('u-3')]);
   });
 
   it('a merge stores the UserUpserted, then ProfilesMerged on the known user stream; a repeat reuses the first merge event id', async () => {
@@ -90,8 +95,8 @@ describe('users command (unit)', () => {
     ]);
     expect(merges[0]?.id).to.equal(merges[1]?.id);
     expect(merges.map((e) => [e.stream, e.metadata.trackId])).to.deep.equal([
-      ['user-acc-1-u-1', first.trackIds(0)],
-      ['user-acc-1-u-1', deps.store.events[2]?.id],
+      [userStream('u-1'), first.trackIds(0)],
+      [userStream('u-1'), deps.store.events[2]?.id],
     ]);
   });
 
@@ -111,7 +116,7 @@ describe('users command (unit)', () => {
     const deps = userDoubles();
     await ingestUsers(deps, requestContext('acc-1'), [{ anonymousId: 'a-9', attributes: {} }]);
     const [event] = deps.store.events;
-    expect(event?.stream).to.equal('anonymous-acc-1-a-9');
+    expect(event?.stream).to.equal(streams.anonymous('acc-1', refs.anonymous('a-9')));
     // Narrowing on the type gives the data's type: no cast.
     if (event?.type !== 'UserUpserted') throw new Error('expected a UserUpserted');
     expect(event.data.anonymousId).to.equal('a-9');

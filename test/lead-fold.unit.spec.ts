@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { personStream, schemaVersion, type AttributeType, type EventMetadata, type EventOf } from '../src/eventstore/events.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import { LeadBook, leadKeysOf, type LeadMerge, type LeadRow } from '../projections/leads/fold.js';
+import { testRefs } from './support/ingest-doubles.js';
 
 /**
  * The leads fold on hand-built events. `project` plays the part of projections/leads/projection.ts: for each
@@ -26,7 +27,7 @@ function recorded<E extends EventOf<'UserUpserted' | 'ProfilesMerged' | 'EventTr
   return {
     ...event,
     id,
-    stream: personStream(accountId, event.data),
+    stream: personStream(testRefs(accountId), event.data),
     streamPosition: 0,
     globalPosition: position,
     metadata,

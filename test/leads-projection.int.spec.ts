@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { personStream, schemaVersion, streams, type AttributeType, type EventOf } from '../src/eventstore/events.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import { leadsProjection } from '../projections/leads/projection.js';
+import { testRefs } from './support/ingest-doubles.js';
 import { projectionSpec } from './support/projection-spec.js';
 
 /** The leads rows the list, its search and its kind filter read: search_text, kind, merges, attribute types. */
@@ -18,11 +19,11 @@ function recorded(event: EventOf<'UserUpserted'> | EventOf<'ProfilesMerged'>, st
 
 function upserted(ids: { userId?: string; anonymousId?: string }, profile: Record<string, string>, attributes: Record<string, string | number> = {}): RecordedEvent {
   const attributeTypes: Record<string, AttributeType> = Object.fromEntries(Object.entries(attributes).map(([k, v]) => [k, typeof v === 'number' ? 'number' : 'string']));
-  return recorded({ type: 'UserUpserted', data: { ...ids, profile, attributes, attributeTypes, instants: {} } }, personStream(account, ids));
+  return recorded({ type: 'UserUpserted', data: { ...ids, profile, attributes, attributeTypes, instants: {} } }, personStream(testRefs(account), ids));
 }
 
 const merged = (userId: string, anonymousId: string): RecordedEvent =>
-  recorded({ type: 'ProfilesMerged', data: { userId, anonymousId } }, streams.user(account, userId));
+  recorded({ type: 'ProfilesMerged', data: { userId, anonymousId } }, streams.user(account, testRefs(account).user(userId)));
 
 interface Row {
   profile_kind: string;

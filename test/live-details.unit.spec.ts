@@ -39,7 +39,7 @@ describe('live details of stored items (unit)', () => {
   it('names the event, the person and the product of each type', () => {
     expect(
       liveDetailsOf(stored({ type: 'EventTracked', data: { userId: 'u1', eventName: 'Viewed', eventTime: null, eventTimeUtc: '2026-01-01T00:00:00.000Z', eventData: { a: 1 } } })),
-    ).to.deep.equal({ item_name: 'Viewed', user_id: 'u1', anonymous_id: null, product_id: null, preview: '{"a":1}' });
+    ).to.deep.equal({ item_name: 'Viewed', user_id: 'u1', anonymous_id: null, user_ref: null, anonymous_ref: null, product_id: null, preview: '{"a":1}' });
     expect(
       liveDetailsOf(
         stored({
@@ -47,23 +47,31 @@ describe('live details of stored items (unit)', () => {
           data: { productId: 'p1', userId: null, eventName: 'Bought', eventTime: null, eventTimeUtc: '2026-01-01T00:00:00.000Z', eventData: {} },
         }),
       ),
-    ).to.deep.equal({ item_name: 'Bought', user_id: null, anonymous_id: null, product_id: 'p1', preview: '{}' });
+    ).to.deep.equal({ item_name: 'Bought', user_id: null, anonymous_id: null, user_ref: null, anonymous_ref: null, product_id: 'p1', preview: '{}' });
     expect(liveDetailsOf(stored({ type: 'ProductSubmitted', data: { productId: 'p2', properties: { price: 3 } } }))).to.deep.equal({
       item_name: null,
       user_id: null,
-      anonymous_id: null,
+      anonymous_id: null, user_ref: null, anonymous_ref: null,
       product_id: 'p2',
       preview: '{"price":3}',
     });
     expect(
       liveDetailsOf(stored({ type: 'UserUpserted', data: { anonymousId: 'anon-1', profile: { firstName: 'Ann' }, attributes: { plan: 'pro' }, attributeTypes: { plan: 'string' }, instants: {} } })),
-    ).to.deep.equal({ item_name: null, user_id: null, anonymous_id: 'anon-1', product_id: null, preview: '{"firstName":"Ann","attributes":{"plan":"pro"}}' });
+    ).to.deep.equal({ item_name: null, user_id: null, anonymous_id: 'anon-1', user_ref: null, anonymous_ref: null, product_id: null, preview: '{"firstName":"Ann","attributes":{"plan":"pro"}}' });
     expect(liveDetailsOf(stored({ type: 'ProfilesMerged', data: { userId: 'u1', anonymousId: 'anon-1' } }))).to.deep.equal({
       item_name: null,
       user_id: 'u1',
-      anonymous_id: 'anon-1',
+      anonymous_id: 'anon-1', user_ref: null, anonymous_ref: null,
       product_id: null,
       preview: null,
     });
+  });
+
+  it("keeps of an erased person's item the pseudonyms of its ids only: no id, name or payload", () => {
+    const event = stored({ type: 'EventTracked', data: { eventName: '', eventTime: null, eventTimeUtc: '2026-01-01T00:00:00.000Z', eventData: {} } });
+    // As the store reads an erased event: its ids gone, their pseudonyms in their place.
+    Object.assign(event.data, { userRef: 'ref-of-u1', anonymousRef: 'ref-of-anon-1' });
+    const erased: RecordedEvent = { ...event, erased: { erasureId: '00000000-0000-4000-8000-000000000009', erasedAt: '2026-01-02T00:00:00.000Z' } };
+    expect(liveDetailsOf(erased)).to.deep.equal({ item_name: null, user_id: null, anonymous_id: null, user_ref: 'ref-of-u1', anonymous_ref: 'ref-of-anon-1', product_id: null, preview: null });
   });
 });

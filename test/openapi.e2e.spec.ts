@@ -163,9 +163,23 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     await get(`${path}?limit=0`, bearer);
     await until(async () => (await app.get<{ state: string }>(`${path}/${requested.body.id}`, bearer)).body.state === 'done', 60_000, () => 'the erasure never finished');
     await get(`${path}/${requested.body.id}`, bearer);
+    expect((await call<{ erasures: unknown[] }>('POST', `${path}/lookup`, { userId: 'u-erase' }, { authorization: bearer })).body.erasures).to.have.length(1);
+    await call('POST', `${path}/lookup`, {}, { authorization: bearer });
     await app.projected();
     const lookup = await get<{ events: { erasedBy?: unknown }[] }>(accountPath(`track/${trackID.response.trackID}`), bearer);
     expect(lookup.body.events[0]?.erasedBy).to.deep.include({ erasureId: requested.body.id });
+    expect((requested.body as { requestedByToken?: unknown }).requestedByToken).to.deep.include({ label: 'initial', revokedAt: null });
+
+    // An anonymous id merged into a user, then erased alone: its entries stay in the user's timeline, marked erased.
+    await ingest('users', { anonymousId: 'a-erase', attributes: { plan: 'trial' } });
+    await ingest('events', { anonymousId: 'a-erase', eventName: 'visit' });
+    await ingest('users', { userId: 'u-stays', anonymousId: 'a-erase', attributes: {} });
+    await app.projected();
+    const anonymous = await call<{ id: string }>('POST', path, { anonymousId: 'a-erase' }, { authorization: bearer });
+    await until(async () => (await app.get<{ state: string }>(`${path}/${anonymous.body.id}`, bearer)).body.state === 'done', 60_000, () => 'the erasure never finished');
+    await app.projected();
+    const timeline = await get<{ entries: { erasedBy?: { erasureId: string | null } }[] }>(accountPath('leads/u-stays/timeline'), bearer);
+    expect(timeline.body.entries.filter((entry) => entry.erasedBy).map((entry) => entry.erasedBy?.erasureId)).to.deep.equal([anonymous.body.id, anonymous.body.id]);
   });
 
   it('describes the projections calls', async () => {

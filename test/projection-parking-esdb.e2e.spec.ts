@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { NewEvent } from '../src/eventstore/port.js';
 import { TestApp, type Credentials } from './support/app.js';
 import { EsdbTestServer } from '../testing/esdb-test-server.js';
+import { accountRefs } from './support/id-refs.js';
 import { queued } from './support/replies.js';
 
 /**
@@ -31,7 +32,7 @@ describe('parked events on EventStoreDB (e2e)', function () {
     const id = randomUUID();
     const poison: NewEvent = {
       id,
-      stream: `user-${accountId}-poisoned`,
+      stream: `user-${accountId}-${(await accountRefs(app, accountId)).user('poisoned')}`,
       type: 'UserUpserted',
       data: {
         userId: 'poisoned',

@@ -5,6 +5,7 @@ import { leadsProjection } from '../projections/leads/projection.js';
 import { productsProjection } from '../projections/products/projection.js';
 import { trackIndexProjection } from '../projections/track-index/projection.js';
 import { userEventsProjection } from '../projections/user-events/projection.js';
+import { testRefs } from './support/ingest-doubles.js';
 import { projectionSpec } from './support/projection-spec.js';
 
 /**
@@ -30,7 +31,7 @@ function copyOf(event: RecordedEvent, streamPosition: number): RecordedEvent {
   return { ...event, streamPosition, globalPosition: position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)).toISOString() };
 }
 
-const userStream = streams.user(account, 'u-1');
+const userStream = streams.user(account, testRefs(account).user('u-1'));
 const productStream = streams.product(account, 'p-1');
 
 const upserted = (profile: Record<string, string>, at: number): RecordedEvent =>

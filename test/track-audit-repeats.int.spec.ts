@@ -11,6 +11,7 @@ import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker
 import { describeEvent, lookupPageJson, planTrackLookup, readLookupPage } from '../projections/track-index/queries.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { until } from './support/eventually.js';
+import { testRefs } from './support/ingest-doubles.js';
 
 interface StoredAt {
   stream: string;
@@ -39,7 +40,7 @@ interface AuditReply {
  */
 describe('an event id stored twice: read models and audit (int)', () => {
   const accountId = randomUUID();
-  const userStream = streams.user(accountId, 'u-1');
+  const userStream = streams.user(accountId, testRefs(accountId).user('u-1'));
   const productStream = streams.product(accountId, 'p-1');
   let database: TestDatabase;
   let pool: Pool;

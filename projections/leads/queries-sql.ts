@@ -142,8 +142,11 @@ export const leadEvents = `SELECT e.event_id, e.user_id, e.anonymous_id, e.event
  * tracked events from user_events. Each stream is read from its newest event before $4 (a global
  * position; null: from the newest), at most $3 of it, by the index track_index_timeline (its
  * predicate is this query's event types: keep them alike). Event data as in leadEvents.
+ * `unnamed`: the index holds no id of the event's person, as for an erased person's event (every
+ * readable event of these types names one): the store says whether it is erased, and by what.
  */
-export const leadTimeline = `SELECT t.event_id, t.global_position, t.stream_name, t.event_type, t.track_id, iso_utc(t.recorded_at) AS at,
+export const leadTimeline = `SELECT t.event_id, t.global_position, t.stream_name, t.stream_position, t.event_type, t.anonymous_id, t.track_id, iso_utc(t.recorded_at) AS at,
+    (t.user_id IS NULL AND t.anonymous_id IS NULL) AS unnamed,
     e.event_name, e.event_time, iso_utc(e.event_time_utc) AS event_time_utc, ${payloadColumns('e.event_data', 'event_data', 's.t')}
   FROM (
     SELECT t.* FROM unnest($2::text[]) AS s(stream_name)
@@ -159,3 +162,10 @@ export const leadTimeline = `SELECT t.event_id, t.global_position, t.stream_name
   LEFT JOIN user_events e ON e.event_id = t.event_id
   ${payloadText('e.event_data', 's')}
   ORDER BY t.global_position DESC`;
+
+/**
+ * The pseudonyms of the anonymous ids merged into user $2 (a pseudonym) of account $1, as the
+ * identity map keeps them for good: their streams belong to the user's timeline also once an
+ * anonymous id was erased, when no read model names it any more.
+ */
+export const mergedAnonymousRefs = 'SELECT anonymous_ref FROM identity_merges WHERE account_id = $1 AND user_ref = $2';

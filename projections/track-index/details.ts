@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { refsOf } from '../../src/eventstore/sealing.js';
 
 /** Characters of an item's payload the Live events list shows (its JSON text, cut). */
 export const previewChars = 120;
@@ -8,6 +9,9 @@ export interface LiveDetails {
   item_name: string | null;
   user_id: string | null;
   anonymous_id: string | null;
+  /** The pseudonyms of an erased item's ids (src/eventstore/pseudonyms.ts); null for others. */
+  user_ref: string | null;
+  anonymous_ref: string | null;
   product_id: string | null;
   preview: string | null;
 }
@@ -27,11 +31,17 @@ export function previewOf(payload: object): string {
 
 /** The name, the person, the product and the payload's start of one stored event. */
 export function liveDetailsOf(event: RecordedEvent): LiveDetails {
-  // An erased person's item keeps its ids (what the auditor sees), not its name or payload.
+  // An erased person's item keeps the pseudonyms of its ids (what the auditor can match an id
+  // against), not the ids, its name or payload.
   if (event.erased) {
-    const ids: { userId?: string | null; anonymousId?: string; productId?: string } = event.data;
-    return { item_name: null, user_id: ids.userId ?? null, anonymous_id: ids.anonymousId ?? null, product_id: ids.productId ?? null, preview: null };
+    const { userRef, anonymousRef } = refsOf(event.data);
+    const { productId } = event.data as { productId?: string };
+    return { item_name: null, user_id: null, anonymous_id: null, user_ref: userRef ?? null, anonymous_ref: anonymousRef ?? null, product_id: productId ?? null, preview: null };
   }
+  return { ...readableDetailsOf(event), user_ref: null, anonymous_ref: null };
+}
+
+function readableDetailsOf(event: RecordedEvent): Omit<LiveDetails, 'user_ref' | 'anonymous_ref'> {
   switch (event.type) {
     case 'UserUpserted': {
       const { attributes } = event.data;

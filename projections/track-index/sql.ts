@@ -17,6 +17,8 @@ export const insertTrackIndex = insertRows(
     'item_name',
     'user_id',
     'anonymous_id',
+    'user_ref',
+    'anonymous_ref',
     'product_id',
     'preview',
   ],

@@ -36,6 +36,15 @@ const hourMs = 60 * minuteMs;
 const itemOverheadBytes = 200;
 
 /**
+ * What is kept of a refused item: all of it, except the excerpt of a refusal for a suppressed id
+ * (reason `suppressed`): that person was erased, and what they send afterwards is not kept
+ * (docs/decisions.md, Erasure). Its message names the field, never the id.
+ */
+function withoutPersonalValues(item: RejectedItem): RejectedItem {
+  return item.reason === 'suppressed' && item.excerpt !== null ? { ...item, excerpt: null } : item;
+}
+
+/**
  * Ingest activity not written yet: counters per minute and per hour, and rejected items, bounded.
  * Past `maxPendingCounts` counters a new one is dropped; past `maxPendingItemBytes` (one account at
  * most half of it) a rejected item is dropped, though still counted. `dropped` hears of each.
@@ -69,8 +78,9 @@ export class PendingActivity {
     const count = this.minuteCount(accountId, at - (at % minuteMs), item.endpoint);
     if (count) count.rejected += 1;
     this.addHourly({ accountId, hour: at - (at % hourMs), endpoint: item.endpoint, reason: item.reason, field: item.field, count: 1, lastSeen: at });
-    const bytes = itemOverheadBytes + 2 * (item.message.length + (item.excerpt?.text.length ?? 0) + (item.client?.length ?? 0));
-    this.keep({ ...item, accountId, at, bytes });
+    const kept = withoutPersonalValues(item);
+    const bytes = itemOverheadBytes + 2 * (kept.message.length + (kept.excerpt?.text.length ?? 0) + (kept.client?.length ?? 0));
+    this.keep({ ...kept, accountId, at, bytes });
   }
 
   /** Adds what came in after this batch was taken (this one is older, and keeps its place). */

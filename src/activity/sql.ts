@@ -14,13 +14,38 @@ export const addHourlyRejections = `
   ON CONFLICT (account_id, hour, endpoint, reason, field)
   DO UPDATE SET count = h.count + EXCLUDED.count, last_seen_at = greatest(h.last_seen_at, EXCLUDED.last_seen_at)`;
 
-/** Rejected items, in the order they were recorded (the id keeps it, also for items of one millisecond). */
+/**
+ * Rejected items, in the order they were recorded (the id keeps it, also for items of one
+ * millisecond), except those naming a person that a pending erasure of their account names
+ * (docs/decisions.md, Erasure): its userId, every anonymousId merged into that user, its
+ * anonymousId (the identity map finds them by the user's pseudonym, as the runner does). An item
+ * names one as deleteRejectedItems (src/erasure/sql.ts) finds it: as a JSON string or quoted '...'
+ * in its excerpt or message. The check is part of the insert, so that no erasure comes between
+ * them; the batch's accounts with no pending erasure cost one probe of an index (migrations:
+ * erasures-of-account). The hourly counts still count what is left out.
+ */
 export const insertRejectedItems = `
+  WITH items AS (
+    SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::boolean[], $10::text[])
+      WITH ORDINALITY AS i(account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client, n)
+  ),
+  erased_ids AS MATERIALIZED (
+    SELECT e.account_id, p.id FROM erasures e
+    CROSS JOIN LATERAL (
+      SELECT e.user_id UNION ALL SELECT e.anonymous_id
+      UNION ALL SELECT m.anonymous_id FROM identity_merges m WHERE m.account_id = e.account_id AND m.user_ref = e.user_ref
+    ) AS p(id)
+    WHERE e.account_id = ANY (ARRAY(SELECT DISTINCT unnest($1::uuid[]))) AND e.state = 'pending' AND p.id IS NOT NULL
+  )
   INSERT INTO ingest_rejected_items (account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client)
-  SELECT account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client
-  FROM unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::boolean[], $10::text[])
-    WITH ORDINALITY AS i(account_id, at, endpoint, reason, field, status, message, excerpt, truncated, client, n)
-  ORDER BY n`;
+  SELECT i.account_id, i.at, i.endpoint, i.reason, i.field, i.status, i.message, i.excerpt, i.truncated, i.client
+  FROM items i
+  WHERE NOT EXISTS (
+    SELECT 1 FROM erased_ids d
+    WHERE d.account_id = i.account_id
+      AND (strpos(coalesce(i.excerpt, '') || i.message, to_json(d.id)::text) > 0 OR strpos(coalesce(i.excerpt, '') || i.message, '''' || d.id || '''') > 0)
+  )
+  ORDER BY i.n`;
 
 /** Keeps the latest $2 rejected items of each account of $1. */
 export const pruneRejectedItems = `

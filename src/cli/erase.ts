@@ -1,6 +1,7 @@
 import type { Account } from '../accounts/account.js';
 import { checkErasureRequest, findErasure, listErasures, requestErasure, type Erasure, type ErasureCounts } from '../erasure/requests.js';
 import { ErasureRunner } from '../erasure/runner.js';
+import { Pseudonyms } from '../eventstore/pseudonyms.js';
 import { Validator } from '../ingest/validation.js';
 import { accountArgument, CliError, withContext, type CliContext } from './context.js';
 import { instantText } from './instant-text.js';
@@ -43,9 +44,10 @@ export function countsText(counts: ErasureCounts): string {
 
 /** Who an erasure names: `user u-1`, `anonymous a-1`, or both. */
 const whoText = (erasure: Erasure): string =>
-  [erasure.userId === null ? null : `user ${erasure.userId}`, erasure.anonymousId === null ? null : `anonymous ${erasure.anonymousId}`]
-    .filter((part) => part !== null)
-    .join(' + ');
+  [idText('user', erasure.userId, erasure.userRef), idText('anonymous', erasure.anonymousId, erasure.anonymousRef)].filter((part) => part !== null).join(' + ');
+
+/** An id as an erasure shows it: the id until it is done, then its pseudonym. */
+const idText = (kind: string, id: string | null, ref: string | null): string | null => (id !== null ? `${kind} ${id}` : ref !== null ? `${kind} (pseudonym ${ref})` : null);
 
 /**
  * Waits until the erasure is done or failed. A runner of this process takes part meanwhile (the
@@ -82,7 +84,7 @@ export async function eraseCommand(args: string[], options: EraseOptions): Promi
   if (!checked.ok) throw new CliError(checked.message);
   const erasure = await withContext(async (ctx) => {
     const account = await accountArgument(ctx.pool, given);
-    const requested = await requestErasure(ctx.pool, account.id, checked.request, 'cli');
+    const requested = await requestErasure(ctx.pool, await new Pseudonyms(ctx.pool).of(account.id), checked.request, 'cli');
     return wait ? untilFinished(ctx, account, requested.id) : requested;
   });
   if (json) console.log(JSON.stringify(erasure));

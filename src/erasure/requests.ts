@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool } from '../db/pool.js';
+import type { AccountRefs } from '../eventstore/events.js';
 import { identityProblem } from '../ingest/identifiers.js';
 import type { Validator } from '../ingest/validation.js';
+import { requestingTokens, tokenIdOf, type RequestingToken } from './requesters.js';
 import * as sql from './sql.js';
 
 export type ErasureState = 'pending' | 'done' | 'failed';
@@ -23,10 +25,17 @@ export interface ErasureCounts {
 /** An erasure request as the API shows it (docs/api.md, Erasure). */
 export interface Erasure {
   id: string;
+  /** The ids it names, until it is done: then only their pseudonyms remain. */
   userId: string | null;
   anonymousId: string | null;
+  /** The pseudonyms of the ids (src/eventstore/pseudonyms.ts), kept for good: what an auditor matches an id against. */
+  userRef: string | null;
+  anonymousRef: string | null;
   suppress: boolean;
+  /** `access token <id>`, `account session`, `operator` or `cli`. */
   requestedBy: string;
+  /** The access token of `requestedBy`, with its label; null when it was requested otherwise. */
+  requestedByToken: RequestingToken | null;
   requestedAt: string;
   state: ErasureState;
   doneAt: string | null;
@@ -35,7 +44,7 @@ export interface Erasure {
 }
 
 /** An erasure as the runner holds it. */
-export interface ErasureJob extends Erasure {
+export interface ErasureJob extends Omit<Erasure, 'requestedByToken'> {
   accountId: string;
   /** What earlier attempts counted and deleted. */
   progress: Partial<ErasureCounts>;
@@ -48,6 +57,8 @@ export interface ErasureRow {
   account_id: string;
   user_id: string | null;
   anonymous_id: string | null;
+  user_ref: string | null;
+  anonymous_ref: string | null;
   suppress: boolean;
   requested_by: string;
   requested_at: Date;
@@ -66,6 +77,8 @@ export function jobOf(row: ErasureRow): ErasureJob {
     accountId: row.account_id,
     userId: row.user_id,
     anonymousId: row.anonymous_id,
+    userRef: row.user_ref,
+    anonymousRef: row.anonymous_ref,
     suppress: row.suppress,
     requestedBy: row.requested_by,
     requestedAt: row.requested_at.toISOString(),
@@ -79,21 +92,34 @@ export function jobOf(row: ErasureRow): ErasureJob {
   };
 }
 
-/** An erasure as the API shows it: without the runner's bookkeeping. */
-export function erasureOf(row: ErasureRow): Erasure {
+/**
+ * An erasure as the API shows it: without the runner's bookkeeping, with the token it was
+ * requested with (`tokens`, by id: requestingTokens).
+ */
+export function erasureOf(row: ErasureRow, tokens: Map<string, RequestingToken>): Erasure {
   const job = jobOf(row);
+  const tokenId = tokenIdOf(job.requestedBy);
   return {
     id: job.id,
     userId: job.userId,
     anonymousId: job.anonymousId,
+    userRef: job.userRef,
+    anonymousRef: job.anonymousRef,
     suppress: job.suppress,
     requestedBy: job.requestedBy,
+    requestedByToken: (tokenId !== null ? tokens.get(tokenId) : undefined) ?? null,
     requestedAt: job.requestedAt,
     state: job.state,
     doneAt: job.doneAt,
     counts: job.counts,
     error: job.error,
   };
+}
+
+/** Erasure rows of account `accountId` as the API shows them, the tokens they were requested with found in one query. */
+async function shown(pool: Pool, accountId: string, rows: ErasureRow[]): Promise<Erasure[]> {
+  const tokens = await requestingTokens(pool, accountId, rows.map((row) => row.requested_by));
+  return rows.map((row) => erasureOf(row, tokens));
 }
 
 export interface ErasureRequest {
@@ -119,22 +145,35 @@ export function checkErasureRequest(validator: Validator, body: unknown): { ok: 
 }
 
 /** Records an erasure request; the runner (runner.ts) carries it out. */
-export async function requestErasure(pool: Pool, accountId: string, request: ErasureRequest, requestedBy: string): Promise<Erasure> {
+export async function requestErasure(pool: Pool, refs: AccountRefs, request: ErasureRequest, requestedBy: string): Promise<Erasure> {
   const { rows } = await pool.query<ErasureRow>(sql.insertErasure, [
     randomUUID(),
-    accountId,
+    refs.accountId,
     request.userId ?? null,
     request.anonymousId ?? null,
     request.suppress === true,
     requestedBy,
+    request.userId === undefined ? null : refs.user(request.userId),
+    request.anonymousId === undefined ? null : refs.anonymous(request.anonymousId),
   ]);
-  return erasureOf(rows[0] as ErasureRow);
+  return (await shown(pool, refs.accountId, rows))[0] as Erasure;
 }
 
 export async function findErasure(pool: Pool, accountId: string, id: string): Promise<Erasure | null> {
   const { rows } = await pool.query<ErasureRow>(sql.erasureOfAccount, [accountId, id]);
-  return rows[0] ? erasureOf(rows[0]) : null;
+  return (await shown(pool, accountId, rows))[0] ?? null;
 }
+
+/** The erasures of the account that named an id: found by its pseudonym, also once the id itself is gone. */
+export async function erasuresNaming(pool: Pool, refs: AccountRefs, ids: ErasureRequest): Promise<{ userRef: string | null; anonymousRef: string | null; erasures: Erasure[] }> {
+  const userRef = ids.userId === undefined ? null : refs.user(ids.userId);
+  const anonymousRef = ids.anonymousId === undefined ? null : refs.anonymous(ids.anonymousId);
+  const { rows } = await pool.query<ErasureRow>(sql.erasuresNaming, [refs.accountId, userRef, anonymousRef, maxNamingErasures]);
+  return { userRef, anonymousRef, erasures: await shown(pool, refs.accountId, rows) };
+}
+
+/** Erasures one lookup returns at most: an id is erased once, or a few times when met again. */
+const maxNamingErasures = 100;
 
 export interface ErasurePage {
   erasures: Erasure[];
@@ -144,7 +183,7 @@ export interface ErasurePage {
 /** The account's erasures, the latest first; `cursor` is a page's nextCursor. */
 export async function listErasures(pool: Pool, accountId: string, limit: number, cursor?: { requestedAt: string; id: string }): Promise<ErasurePage> {
   const { rows } = await pool.query<ErasureRow>(sql.erasuresOfAccount, [accountId, cursor?.requestedAt ?? null, cursor?.id ?? null, limit + 1]);
-  const erasures = rows.slice(0, limit).map(erasureOf);
+  const erasures = await shown(pool, accountId, rows.slice(0, limit));
   const last = erasures.at(-1);
   const nextCursor = rows.length > limit && last ? Buffer.from(JSON.stringify([last.requestedAt, last.id])).toString('base64url') : null;
   return { erasures, nextCursor };

@@ -5,10 +5,14 @@ import type { Projection } from '../../projections/runner/projection.js';
 import { rebuildAccountAndWait } from '../../projections/runner/rebuild.js';
 import type { Pool } from '../db/pool.js';
 import { inTransaction } from '../db/transaction.js';
+import { defaultActivitySettings } from '../activity/recorder.js';
 import { keyCacheMs } from '../eventstore/person-keys.js';
 import { eraseKeys } from '../eventstore/person-keys-sql.js';
 import type { EventStore } from '../eventstore/port.js';
+import type { AccountRefs } from '../eventstore/events.js';
+import { Pseudonyms } from '../eventstore/pseudonyms.js';
 import { personIds } from '../eventstore/sealing.js';
+import { personsOf, union, type Persons, type Queryable } from './persons.js';
 import { lockUsers } from '../ingest/identity-map-sql.js';
 import type { Logger } from '../logger.js';
 import { jobOf, type ErasureCounts, type ErasureJob, type ErasureRow } from './requests.js';
@@ -46,28 +50,6 @@ export type ErasureStep = 'claimed' | 'suppressed' | 'keys-erased' | 'settled' |
 
 export type StepHook = (step: ErasureStep, accountId: string) => Promise<void>;
 
-/** A pool or a client in a transaction. */
-type Queryable = Pick<Pool, 'query'>;
-
-/** The people an erasure names, as keys know them, and the ids that name them. */
-interface Persons {
-  users: string[];
-  anonymous: string[];
-  keys: string[];
-  /** The ids as JSON strings and quoted '...': how excerpts, replies and messages hold them. */
-  needles: string[];
-}
-
-/** Both sets of people: one erasure's, read again with ids merged since. */
-function union(a: Persons, b: Persons): Persons {
-  return {
-    users: [...new Set([...a.users, ...b.users])],
-    anonymous: [...new Set([...a.anonymous, ...b.anonymous])],
-    keys: [...new Set([...a.keys, ...b.keys])],
-    needles: [...new Set([...a.needles, ...b.needles])],
-  };
-}
-
 /**
  * Carries out erasure requests (docs/decisions.md, Erasure): a durable job each, claimed under a
  * lease by whichever service process looks first, and taken over by another when its process dies.
@@ -79,9 +61,11 @@ export class ErasureRunner {
   private readonly pollMs: number;
   private readonly settleMs: number;
   private readonly projections: readonly Projection[];
+  private readonly pseudonyms: Pseudonyms;
   private running: Promise<void> | null = null;
   private stepHook: StepHook | null = null;
   private stopped = false;
+  private readonly stopping = new AbortController();
   private wakeUp: (() => void) | null = null;
 
   constructor(private readonly options: ErasureRunnerOptions) {
@@ -89,6 +73,7 @@ export class ErasureRunner {
     this.pollMs = options.pollMs ?? 2_000;
     this.settleMs = options.settleMs ?? settleMs;
     this.projections = options.projections ?? allProjections;
+    this.pseudonyms = new Pseudonyms(options.pool);
   }
 
   start(): this {
@@ -108,6 +93,7 @@ export class ErasureRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.wake();
     await this.running;
   }
@@ -149,10 +135,15 @@ export class ErasureRunner {
       const persons = new Map<string, Persons>();
       const counts = new Map<string, ErasureCounts>();
       await this.step('claimed', accountId);
+      const refs = await this.pseudonyms.of(accountId);
       for (const job of jobs) {
-        const named = await this.personsOf(job);
+        const named = await personsOf(pool, job, refs);
         persons.set(job.id, named);
-        if (job.suppress) await pool.query(sql.suppressIds, [accountId, [...(job.userId === null ? [] : [personIds.user(job.userId)]), ...(job.anonymousId === null ? [] : [personIds.anonymous(job.anonymousId)])], job.id]);
+        const userRef = job.userId === null ? null : refs.user(job.userId);
+        const anonymousRef = job.anonymousId === null ? null : refs.anonymous(job.anonymousId);
+        // Kept for good: the ids themselves go when the erasure is done.
+        await pool.query(sql.saveRefs, [job.id, userRef, anonymousRef]);
+        if (job.suppress) await pool.query(sql.suppressIds, [accountId, [...(userRef === null ? [] : [personIds.user(userRef)]), ...(anonymousRef === null ? [] : [personIds.anonymous(anonymousRef)])], job.id]);
         // Counted before the keys go, once: a later attempt after the rebuild finds none left.
         const leads = job.progress.leads ?? (await pool.query<{ leads: number }>(sql.leadsOfPersons, [accountId, named.users, named.anonymous])).rows[0]?.leads ?? 0;
         if (job.progress.leads === undefined) await pool.query(sql.saveProgress, [job.id, { leads }]);
@@ -170,16 +161,20 @@ export class ErasureRunner {
         await this.eraseRound(jobs, persons, counts, round);
         await this.step('deciding', accountId);
         const before = deleted();
-        const merged = await this.decide(jobs, persons, counts);
+        const merged = await this.decide(jobs, persons, counts, refs);
         if (merged === 0) {
-          // Rows recorded after this round's vacuum and deleted by the decision: vacuumed too.
-          if (deleted() > before) await this.vacuum().catch((error: unknown) => log.warn({ err: error, accountId }, 'vacuum after the erasures failed'));
+          // The ids the decision forgot, and rows recorded after this round's vacuum and deleted by it.
+          const tables = deleted() > before ? sql.vacuumedTables : sql.vacuumedWhenDone;
+          await this.vacuum(tables).catch((error: unknown) => log.warn({ err: error, accountId }, 'vacuum after the erasures failed'));
           break;
         }
         log.info({ accountId, erasures: ids, merged }, 'ids merged into the erased people meanwhile: erasing them too');
       }
       await this.step('done', accountId);
       log.info({ accountId, erasures: ids, seconds: (Date.now() - started) / 1000 }, 'erasures done');
+      await this.sweepLateRefusals(jobs, persons).catch((error: unknown) => {
+        if (!this.stopped) log.warn({ err: error, accountId }, 'the sweep of late refusals failed');
+      });
     } catch (error) {
       const attempts = Math.max(...jobs.map((job) => job.attempts));
       const reason = error instanceof Error ? error.message : String(error);
@@ -209,6 +204,8 @@ export class ErasureRunner {
     await sleep(Math.max(0, first + this.settleMs - now));
     await this.step('settled', accountId);
     await eraseAll();
+    // Events stored before ids were sealed hold them readable until their person is erased.
+    for (const job of jobs) await pool.query(sql.forgetReadableIds, [accountId, (persons.get(job.id) as Persons).keys]);
     // Counted from the keys marked with the erasure, not from what this attempt erased: one that
     // takes over from an attempt cut off after erasing them finds none left to erase.
     for (const job of jobs) {
@@ -220,7 +217,7 @@ export class ErasureRunner {
     await this.step('rebuilt', accountId);
     for (const job of jobs) await this.deleteNaming(job, persons, counts, pool);
     await this.step('refusals-deleted', accountId);
-    await this.vacuum();
+    await this.vacuum(sql.vacuumedTables);
     await this.step('vacuumed', accountId);
   }
 
@@ -230,23 +227,27 @@ export class ErasureRunner {
    * since) and marks the erasures done, in one transaction; else adds the new ids for another
    * round. Returns how many ids were merged meanwhile.
    */
-  private async decide(jobs: ErasureJob[], persons: Map<string, Persons>, counts: Map<string, ErasureCounts>): Promise<number> {
+  private async decide(jobs: ErasureJob[], persons: Map<string, Persons>, counts: Map<string, ErasureCounts>, refs: AccountRefs): Promise<number> {
     const accountId = (jobs[0] as ErasureJob).accountId;
-    const users = jobs.flatMap((job) => (job.userId === null ? [] : [job.userId]));
+    const users = jobs.flatMap((job) => (job.userId === null ? [] : [refs.user(job.userId)]));
     return inTransaction(
       this.options.pool,
       async (client) => {
         let merged = 0;
         for (const job of jobs) {
           const before = persons.get(job.id) as Persons;
-          const now = await this.personsOf(job, client);
-          const added = now.anonymous.filter((id) => !before.anonymous.includes(id));
+          const now = await personsOf(client, job, refs);
+          const added = now.anonymousRefs.filter((ref) => !before.anonymousRefs.includes(ref));
           if (added.length > 0) persons.set(job.id, union(before, now));
           merged += added.length;
         }
         if (merged > 0) return merged;
         for (const job of jobs) await this.deleteNaming(job, persons, counts, client);
-        for (const job of jobs) await client.query(sql.markDone, [job.id, counts.get(job.id)]);
+        for (const job of jobs) {
+          const { userRefs, anonymousRefs } = persons.get(job.id) as Persons;
+          await client.query(sql.forgetMergedIds, [accountId, userRefs, anonymousRefs]);
+          await client.query(sql.markDone, [job.id, counts.get(job.id)]);
+        }
         return 0;
       },
       { begin: `BEGIN; ${lockUsers(accountId, users, 'exclusive')}` },
@@ -263,22 +264,22 @@ export class ErasureRunner {
     await db.query(sql.saveProgress, [job.id, { rejectedItems: jobCounts.rejectedItems, idempotencyReplies: jobCounts.idempotencyReplies }]);
   }
 
+  /**
+   * Refused items are written by their process about once a second (src/activity): one refused
+   * before `done` may be written after the decision deleted what named the people. Once every
+   * process has written, they are deleted again, by the ids this runner still holds in memory.
+   */
+  private async sweepLateRefusals(jobs: ErasureJob[], persons: Map<string, Persons>): Promise<void> {
+    // Cut short when the process stops: then its own items are written as it closes.
+    await sleep(defaultActivitySettings.flushEveryMs + 1_000, undefined, { signal: this.stopping.signal });
+    let deleted = 0;
+    for (const job of jobs) deleted += (await this.options.pool.query<{ deleted: number }>(sql.deleteRejectedItems, [job.accountId, (persons.get(job.id) as Persons).needles])).rows[0]?.deleted ?? 0;
+    if (deleted > 0) await this.vacuum(['ingest_rejected_items']);
+  }
+
   /** Waits for the step hook, when one is set (tests drive interleavings through it). */
   private async step(step: ErasureStep, accountId: string): Promise<void> {
     await this.stepHook?.(step, accountId);
-  }
-
-  /** The people of an erasure: its user and every anonymous id merged into them, and its anonymous id. */
-  private async personsOf(job: ErasureJob, db: Queryable = this.options.pool): Promise<Persons> {
-    const users = job.userId === null ? [] : [job.userId];
-    const merged = users.length === 0 ? [] : (await db.query<{ anonymous_id: string }>(sql.mergedAnonymousIds, [job.accountId, users])).rows.map((r) => r.anonymous_id);
-    const anonymous = [...new Set([...(job.anonymousId === null ? [] : [job.anonymousId]), ...merged])];
-    return {
-      users,
-      anonymous,
-      keys: [...users.map(personIds.user), ...anonymous.map(personIds.anonymous)],
-      needles: [...users, ...anonymous].flatMap((id) => [JSON.stringify(id), `'${id}'`]),
-    };
   }
 
   /** Rebuilds the account's read models and waits until they are caught up (with a worker of its own when none runs: rebuildAccountAndWait). */
@@ -293,7 +294,7 @@ export class ErasureRunner {
    * Removes the old versions of the rows deleted or changed, once no snapshot can still see them:
    * until then VACUUM would keep them.
    */
-  private async vacuum(): Promise<void> {
+  private async vacuum(tables: readonly string[]): Promise<void> {
     const { pool } = this.options;
     const xid = (await pool.query<{ xid: string }>(sql.currentXid)).rows[0]?.xid ?? '0';
     const until = Date.now() + 60_000;
@@ -302,7 +303,7 @@ export class ErasureRunner {
     const client = await pool.connect();
     try {
       await client.query('SET statement_timeout = 0');
-      await client.query({ text: `VACUUM ${sql.vacuumedTables.join(', ')}`, query_timeout: 0 } as { text: string });
+      await client.query({ text: `VACUUM ${tables.join(', ')}`, query_timeout: 0 } as { text: string });
     } finally {
       await client.query('RESET statement_timeout').catch(() => undefined);
       client.release();

@@ -1,11 +1,18 @@
 /** The statements of erasure requests (migrations: erasure). */
 
-const columns = `id, account_id, user_id, anonymous_id, suppress, requested_by, requested_at, state, keys_erased_at, done_at, counts, progress, error, attempts`;
+const columns = `id, account_id, user_id, anonymous_id, user_ref, anonymous_ref, suppress, requested_by, requested_at, state, keys_erased_at, done_at, counts, progress, error, attempts`;
 
 export const insertErasure = `
-INSERT INTO erasures (id, account_id, user_id, anonymous_id, suppress, requested_by)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO erasures (id, account_id, user_id, anonymous_id, suppress, requested_by, user_ref, anonymous_ref)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 RETURNING ${columns}`;
+
+/** The account's erasures naming user $2 or anonymous id $3 (pseudonyms), the latest first, at most $4. */
+export const erasuresNaming = `
+SELECT ${columns} FROM erasures
+WHERE account_id = $1 AND (user_ref = $2 OR anonymous_ref = $3)
+ORDER BY requested_at DESC, id DESC
+LIMIT $4`;
 
 export const erasureOfAccount = `SELECT ${columns} FROM erasures WHERE account_id = $1 AND id = $2`;
 
@@ -32,7 +39,7 @@ WITH first AS (
 UPDATE erasures e SET lease_owner = $1, lease_until = clock_timestamp() + $2 * interval '1 millisecond', attempts = e.attempts + 1
 FROM first
 WHERE e.account_id = first.account_id AND e.state = 'pending' AND (e.lease_until IS NULL OR e.lease_until < clock_timestamp())
-RETURNING e.id, e.account_id, e.user_id, e.anonymous_id, e.suppress, e.requested_by, e.requested_at, e.state, e.keys_erased_at, e.done_at, e.counts, e.progress, e.error, e.attempts`;
+RETURNING e.id, e.account_id, e.user_id, e.anonymous_id, e.user_ref, e.anonymous_ref, e.suppress, e.requested_by, e.requested_at, e.state, e.keys_erased_at, e.done_at, e.counts, e.progress, e.error, e.attempts`;
 
 export const renewLeases = `
 UPDATE erasures SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
@@ -41,8 +48,26 @@ WHERE id = ANY($2::uuid[]) AND lease_owner = $1 AND state = 'pending'`;
 /** Whether the projections have met the account (an account they have not has nothing to rebuild). */
 export const accountProjected = 'SELECT EXISTS (SELECT 1 FROM projection_accounts WHERE account_id = $1) AS projected';
 
-/** The anonymous ids merged into users of the account. */
-export const mergedAnonymousIds = `SELECT anonymous_id FROM identity_merges WHERE account_id = $1 AND user_id = ANY($2::text[])`;
+/** The anonymous ids merged into users $2 (pseudonyms) of the account: their pseudonyms, and the ids where still kept. */
+export const mergedAnonymousIds = `SELECT anonymous_ref, anonymous_id FROM identity_merges WHERE account_id = $1 AND user_ref = ANY($2::text[])`;
+
+/** Keeps the pseudonyms of an erasure's ids ($2 the user's, $3 the anonymous id's) for good. */
+export const saveRefs = 'UPDATE erasures SET user_ref = $2, anonymous_ref = $3 WHERE id = $1';
+
+/** The identity map forgets the ids of erased people ($2 users', $3 anonymous ids' pseudonyms), keeping their pseudonyms. */
+export const forgetMergedIds = `
+UPDATE identity_merges SET user_id = NULL, anonymous_id = NULL
+WHERE account_id = $1 AND (user_ref = ANY($2::text[]) OR anonymous_ref = ANY($3::text[])) AND (user_id IS NOT NULL OR anonymous_id IS NOT NULL)`;
+
+/**
+ * Events of the PostgreSQL store sealed with the erased keys of people $2 that still hold their ids
+ * readable (stored before ids were sealed, with their pseudonyms beside them since): the ids go.
+ * On EventStoreDB, whose events cannot change, this table is empty.
+ */
+export const forgetReadableIds = `
+UPDATE events SET data = data - 'userId' - 'anonymousId'
+WHERE data ? 'sealed' AND (data ? 'userId' OR data ? 'anonymousId')
+  AND ((data->'sealed'->>'k')::bigint) IN (SELECT key_id FROM person_keys WHERE account_id = $1 AND person_id = ANY($2::text[]) AND key IS NULL)`;
 
 export const suppressIds = `
 INSERT INTO suppressed_ids (account_id, person_id, erasure_id)
@@ -93,8 +118,9 @@ SELECT count(*)::int AS deleted FROM gone`;
 /** Adds to what the erasure's attempts found: keys of $2 replace those before. */
 export const saveProgress = 'UPDATE erasures SET progress = progress || $2 WHERE id = $1';
 
+/** Done: the ids it named go, their pseudonyms stay (saveRefs). */
 export const markDone = `
-UPDATE erasures SET state = 'done', done_at = clock_timestamp(), counts = $2, lease_owner = NULL, lease_until = NULL
+UPDATE erasures SET state = 'done', done_at = clock_timestamp(), counts = $2, lease_owner = NULL, lease_until = NULL, user_id = NULL, anonymous_id = NULL
 WHERE id = $1`;
 
 export const markFailed = `
@@ -117,6 +143,9 @@ WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
 
 /** The tables that held a person's data in plain text, vacuumed once it is deleted from them. */
 export const vacuumedTables = [
+  'events',
+  'identity_merges',
+  'erasures',
   'person_keys',
   'leads',
   'lead_merges',
@@ -128,3 +157,6 @@ export const vacuumedTables = [
   'idempotency_keys',
   'projection_parked_events',
 ] as const;
+
+/** Vacuumed once the erasures are done: the tables whose ids the decision forgot. */
+export const vacuumedWhenDone = ['identity_merges', 'erasures'] as const;

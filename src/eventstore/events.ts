@@ -126,16 +126,26 @@ export function fromStored(stored: StoredEvent): TrackingEvent & { metadata: Eve
   return { type: stored.type, data: stored.data, metadata: stored.metadata } as TrackingEvent & { metadata: EventMetadata };
 }
 
-/** Stream names carry the internal account id, never the license code (docs/events.md, Streams). */
+/**
+ * Stream names carry the internal account id, never the license code, and a person's id only as its
+ * pseudonym (docs/events.md, Streams; src/eventstore/pseudonyms.ts).
+ */
 export const streams = {
-  user: (accountId: string, userId: string): string => `user-${accountId}-${userId}`,
-  anonymous: (accountId: string, anonymousId: string): string => `anonymous-${accountId}-${anonymousId}`,
+  user: (accountId: string, userRef: string): string => `user-${accountId}-${userRef}`,
+  anonymous: (accountId: string, anonymousRef: string): string => `anonymous-${accountId}-${anonymousRef}`,
   product: (accountId: string, productId: string): string => `product-${accountId}-${productId}`,
 };
 
+/** An account's pseudonyms of ids (pseudonyms.ts, IdRefs). */
+export interface AccountRefs {
+  readonly accountId: string;
+  user(userId: string): string;
+  anonymous(anonymousId: string): string;
+}
+
 /** The stream of a person's events: the known user's when there is a userId, else the anonymous one's. */
-export function personStream(accountId: string, ids: { userId?: string; anonymousId?: string }): string {
-  if (ids.userId !== undefined) return streams.user(accountId, ids.userId);
-  if (ids.anonymousId !== undefined) return streams.anonymous(accountId, ids.anonymousId);
+export function personStream(refs: AccountRefs, ids: { userId?: string; anonymousId?: string }): string {
+  if (ids.userId !== undefined) return streams.user(refs.accountId, refs.user(ids.userId));
+  if (ids.anonymousId !== undefined) return streams.anonymous(refs.accountId, refs.anonymous(ids.anonymousId));
   throw new Error('an event of a person needs a userId or an anonymousId');
 }

@@ -4,6 +4,7 @@ import { EsdbEventStore } from './esdb.js';
 import type { EventStore, OnBatch } from './port.js';
 import { PersonKeys } from './person-keys.js';
 import { PostgresEventStore } from './postgres.js';
+import { Pseudonyms } from './pseudonyms.js';
 import { SealedEventStore } from './sealed-store.js';
 
 export interface EventStoreSelection {
@@ -27,7 +28,7 @@ export function createEventStore(
   onBatch?: OnBatch,
 ): EventStore {
   const keys = new PersonKeys(pool, { flushedWithTheEvents: !selection.eventStoreUrl });
-  return new SealedEventStore(adapter(selection, pool, log, onBatch), keys, { seal: selection.sealing !== false });
+  return new SealedEventStore(adapter(selection, pool, log, onBatch), keys, new Pseudonyms(pool), { seal: selection.sealing !== false });
 }
 
 function adapter(selection: EventStoreSelection, pool: Pool, log: Logger, onBatch?: OnBatch): EventStore {

@@ -1,6 +1,6 @@
-import { fromStored } from './events.js';
+import { fromStored, type AccountRefs } from './events.js';
 import type { OpeningKey, PersonKeys, SealingKey } from './person-keys.js';
-import { asStoreUnavailable, defaultPageBytes, type AccountsScan, AppendedEvent, Backlog, BacklogQuery, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
+import { accountsOf, asStoreUnavailable, defaultPageBytes, type AccountsScan, AppendedEvent, Backlog, BacklogQuery, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
 import { isSealedBox, open, personOf, seal, sealErased, unsealedData } from './sealing.js';
 
 /**
@@ -15,6 +15,7 @@ export class SealedEventStore implements EventStore {
   constructor(
     private readonly inner: EventStore,
     private readonly keys: PersonKeys,
+    private readonly pseudonyms: { of(accountId: string): Promise<AccountRefs> },
     private readonly options: { seal?: boolean } = {},
   ) {
     if (inner.mayRepeatEventIds !== undefined) this.mayRepeatEventIds = inner.mayRepeatEventIds;
@@ -66,8 +67,9 @@ export class SealedEventStore implements EventStore {
   }
 
   private async sealAll(events: NewEvent[]): Promise<NewEvent[]> {
-    const designated = await this.designatedKeys(events);
-    const personOfEvent = events.map((event) => (event.sealingKeyId === undefined ? personOf(event) : null));
+    const [designated, refsByAccount] = await Promise.all([this.designatedKeys(events), this.refsOf(events)]);
+    const refsOfEvent = (event: NewEvent): AccountRefs => refsByAccount.get(event.metadata.accountId) as AccountRefs;
+    const personOfEvent = events.map((event) => (event.sealingKeyId === undefined ? personOf(event, refsOfEvent(event)) : null));
     const personsByAccount = new Map<string, string[]>();
     for (const [i, event] of events.entries()) {
       const person = personOfEvent[i];
@@ -93,13 +95,23 @@ export class SealedEventStore implements EventStore {
         const opening = designated.get(event.sealingKeyId);
         // Its key erased before it came (a merge claimed before its user's erasure was done): it is erased with them.
         const key = opening && 'key' in opening && opening.accountId === event.metadata.accountId ? opening.key : null;
-        return { ...stored, data: key ? seal(stored, { id: event.sealingKeyId, key }) : sealErased(stored, event.sealingKeyId) } as NewEvent;
+        const refs = refsOfEvent(event);
+        return { ...stored, data: key ? seal(stored, { id: event.sealingKeyId, key }, refs) : sealErased(stored, event.sealingKeyId, refs) } as NewEvent;
       }
       const key = person === null || person === undefined ? undefined : keysByAccount.get(event.metadata.accountId)?.get(person);
       if (!key) return stored;
       // The sealed data is not of the contract's shape: it is only ever stored, and read back through openEvents.
-      return { ...stored, data: seal(stored, key) } as NewEvent;
+      return { ...stored, data: seal(stored, key, refsOfEvent(event)) } as NewEvent;
     });
+  }
+
+  /** The pseudonyms of ids of each account of the events. */
+  private async refsOf(events: NewEvent[]): Promise<Map<string, AccountRefs>> {
+    try {
+      return new Map(await Promise.all(accountsOf(events).map(async (accountId) => [accountId, await this.pseudonyms.of(accountId)] as const)));
+    } catch (error) {
+      throw asStoreUnavailable(error);
+    }
   }
 
   /** The keys events must be sealed with, by id: current, or erased. */

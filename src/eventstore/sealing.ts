@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { EventType, TrackingEvent } from './events.js';
+import type { AccountRefs, EventType, TrackingEvent } from './events.js';
 
 /**
  * Crypto-shredding (docs/decisions.md, Erasure): the personal fields of every event that names a
@@ -37,15 +37,24 @@ export const personIds = {
 };
 
 /**
- * The person whose key seals an event: its userId when it has one (a known user's events, merges
- * and products events), else its anonymousId; null for an event that names nobody (a product
- * submitted without a user), which is stored as sent.
+ * The person whose key seals an event, by the pseudonym of their id: its userId when it has one (a
+ * known user's events, merges and products events), else its anonymousId; null for an event that
+ * names nobody (a product submitted without a user), which is stored as sent.
  */
-export function personOf(event: TrackingEvent): PersonId | null {
+export function personOf(event: TrackingEvent, refs: AccountRefs): PersonId | null {
   const data: { userId?: string | null; anonymousId?: string } = event.data;
-  if (typeof data.userId === 'string') return personIds.user(data.userId);
-  if (typeof data.anonymousId === 'string') return personIds.anonymous(data.anonymousId);
+  if (typeof data.userId === 'string') return personIds.user(refs.user(data.userId));
+  if (typeof data.anonymousId === 'string') return personIds.anonymous(refs.anonymous(data.anonymousId));
   return null;
+}
+
+/** The ids an event names, sealed with the rest; readable in their place are their pseudonyms. */
+const idFields = { userId: 'userRef', anonymousId: 'anonymousRef' } as const;
+
+/** The pseudonyms readable in a stored event in place of its ids (an erased event keeps only these). */
+export interface StoredRefs {
+  userRef?: string;
+  anonymousRef?: string;
 }
 
 /** The sealed box as stored in an event's data, under `sealed`. */
@@ -96,10 +105,14 @@ const sealedNames: { [T in EventType]: ReadonlySet<string> } = {
   ProductEventTracked: new Set(sealedFields.ProductEventTracked),
 };
 
-/** The event's data with its sealed fields replaced by a box sealed with `key`. */
+/**
+ * The event's data with its sealed fields, and the ids it names, replaced by a box sealed with
+ * `key`; the ids' pseudonyms (`refs`) stay readable in their place.
+ */
 export function seal(
   event: TrackingEvent & { id: string; metadata: { accountId: string } },
   key: { id: number; key: Buffer },
+  refs: AccountRefs,
 ): Record<string, unknown> {
   // Built anew rather than emptied with delete, which would slow every later use of the object.
   const data: Record<string, unknown> = {};
@@ -107,7 +120,10 @@ export function seal(
   const names = sealedNames[event.type];
   for (const [name, value] of Object.entries(event.data)) {
     if (names.has(name)) fields[name] = value;
-    else data[name] = value;
+    else if (name === 'userId' || name === 'anonymousId') {
+      fields[name] = value;
+      if (typeof value === 'string') data[idFields[name]] = name === 'userId' ? refs.user(value) : refs.anonymous(value);
+    } else data[name] = value;
   }
   const json = Buffer.from(JSON.stringify(fields));
   const deflate = json.length >= deflateFromBytes;
@@ -126,8 +142,8 @@ export function seal(
  * the event came: sealed with a key drawn for it and forgotten, it never opens, and reads as erased
  * by that key's erasure.
  */
-export function sealErased(event: TrackingEvent & { id: string; metadata: { accountId: string } }, keyId: number): Record<string, unknown> {
-  return seal(event, { id: keyId, key: newKey() });
+export function sealErased(event: TrackingEvent & { id: string; metadata: { accountId: string } }, keyId: number, refs: AccountRefs): Record<string, unknown> {
+  return seal(event, { id: keyId, key: newKey() }, refs);
 }
 
 /**
@@ -144,10 +160,27 @@ export function open(box: SealedBox, key: Buffer, accountId: string, eventId: st
   return { fields: JSON.parse(json.toString('utf8')) as Record<string, unknown>, bytes: json.length };
 }
 
-/** Stored data with its box replaced by the fields it holds, or by empty ones when its key is erased. */
+/**
+ * Stored data with its box replaced by the fields it holds (the ids in place of their pseudonyms),
+ * or by empty ones when its key is erased (the pseudonyms kept, the ids gone).
+ */
 export function unsealedData(type: EventType, stored: Record<string, unknown>, fields: Record<string, unknown> | null): Record<string, unknown> {
   const readable = { ...stored };
   delete readable.sealed;
-  // A copy: the empty values are the caller's to change.
-  return { ...readable, ...(fields ?? structuredClone(erasedValues[type])) };
+  // Events stored before ids were sealed hold both, until their person is erased.
+  if (fields === null) {
+    delete readable.userId;
+    delete readable.anonymousId;
+    // A copy: the empty values are the caller's to change.
+    return { ...readable, ...structuredClone(erasedValues[type]) };
+  }
+  delete readable.userRef;
+  delete readable.anonymousRef;
+  return { ...readable, ...fields };
+}
+
+/** The pseudonyms of the ids an erased event named (`data` as unsealedData left it). */
+export function refsOf(data: object): StoredRefs {
+  const { userRef, anonymousRef } = data as { userRef?: unknown; anonymousRef?: unknown };
+  return { ...(typeof userRef === 'string' && { userRef }), ...(typeof anonymousRef === 'string' && { anonymousRef }) };
 }

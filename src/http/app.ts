@@ -138,7 +138,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   // Before every /v1 route, so that each reply carries it, errors and 404s included.
   app.use('/v1', ingestCors);
   app.use(segmentRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, metrics, activity }));
-  app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake() }));
+  app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake(), pseudonyms: parts.commands.pseudonyms }));
   app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
   app.use('/admin/v1', checkQuery);
   app.use('/admin/v1', sessionRoutes(credentials));
@@ -148,7 +148,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   app.use('/admin/v1/accounts/:license', browserKeyRoutes(credentials, browserKeys, pool));
   // The same AddressPolicies as Segment's routes: a change is in effect at once in this process.
   app.use('/admin/v1/accounts/:license', settingsRoutes(credentials, addressPolicies));
-  app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store, config }));
+  app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store, config, pseudonyms: parts.commands.pseudonyms }));
   app.use('/admin/v1', adminRoutes(credentials, pool));
   app.use(dashboardRoutes());
   // Once every route is defined: each path parameter is checked before its route runs.

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { Pool } from '../db/pool.js';
-import { checkErasureRequest, decodeErasureCursor, findErasure, isErasureId, listErasures, requestErasure } from '../erasure/requests.js';
+import { checkErasureRequest, decodeErasureCursor, erasuresNaming, findErasure, isErasureId, listErasures, requestErasure } from '../erasure/requests.js';
+import type { AccountRefs } from '../eventstore/events.js';
 import { badRequest, notFound } from '../errors.js';
 import type { Validator } from '../ingest/validation.js';
 import { accountOf, accountReadAuth, callerOf, type Credentials } from './auth.js';
@@ -16,13 +17,15 @@ export interface ErasureRouteParts {
   validator: Validator;
   /** Told of each new request, so that this process's runner starts on it at once. */
   requested: () => void;
+  /** The pseudonyms erasures keep of the ids. */
+  pseudonyms: { of(accountId: string): Promise<AccountRefs> };
 }
 
 /**
  * Erasure of a person (docs/api.md, Erasure) under /v1/accounts/:license: request one, see one,
  * list the account's. The account's own ingest+read token or session, or the operator.
  */
-export function erasureRoutes({ credentials, pool, validator, requested }: ErasureRouteParts): Router {
+export function erasureRoutes({ credentials, pool, validator, requested, pseudonyms }: ErasureRouteParts): Router {
   const router = Router({ mergeParams: true });
   const auth = accountReadAuth(credentials);
 
@@ -32,11 +35,20 @@ export function erasureRoutes({ credentials, pool, validator, requested }: Erasu
     const checked = checkErasureRequest(validator, body);
     if (!checked.ok) throw badRequest(checked.message);
     const account = accountOf(res);
-    const erasure = await requestErasure(pool, account.id, checked.request, callerOf(res));
+    const erasure = await requestErasure(pool, await pseudonyms.of(account.id), checked.request, callerOf(res));
     // The ids are the person's: the log names the erasure only.
     req.log.info({ accountId: account.id, erasureId: erasure.id }, 'erasure requested');
     requested();
     res.status(202).json(erasure);
+  });
+
+  // The auditor's question, was this id erased: the id in a body, never in a URL that logs keep.
+  router.post('/erasures/lookup', auth, ...checkedJsonBody(erasureBodyBytes), async (req: Request, res: Response) => {
+    const body: unknown = req.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('body must be a JSON object');
+    const checked = checkErasureRequest(validator, body);
+    if (!checked.ok) throw badRequest(checked.message);
+    res.json(await erasuresNaming(pool, await pseudonyms.of(accountOf(res).id), checked.request));
   });
 
   router.get('/erasures', auth, async (req: Request, res: Response) => {

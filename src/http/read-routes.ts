@@ -16,6 +16,7 @@ import {
 import { decodeCursorOf, encodeCursorOf, replyBudgetBytes } from '../../projections/reply-bytes.js';
 import type { Config } from '../config.js';
 import type { Pool } from '../db/pool.js';
+import type { AccountRefs } from '../eventstore/events.js';
 import type { EventStore } from '../eventstore/port.js';
 import { activityRoutes } from './activity-routes.js';
 import { accountOf, accountReadAuth, type Credentials } from './auth.js';
@@ -70,9 +71,11 @@ export interface ReadRouteParts {
   pool: Pool;
   store: EventStore;
   config: Pick<Config, 'leadsExactCountMs'>;
+  /** The pseudonyms of ids that person streams are named by. */
+  pseudonyms: { of(accountId: string): Promise<AccountRefs> };
 }
 
-export function readRoutes({ credentials, pool, store, config }: ReadRouteParts): Router {
+export function readRoutes({ credentials, pool, store, config, pseudonyms }: ReadRouteParts): Router {
   const router = Router({ mergeParams: true });
   router.use(serverTiming);
   router.use(accountReadAuth(credentials));
@@ -107,7 +110,7 @@ export function readRoutes({ credentials, pool, store, config }: ReadRouteParts)
   router.get('/leads/:id/timeline', async (req: Request, res: Response) => {
     const before = cursorOf(req, decodeTimelineCursor);
     const lead = await leadOf(req, res);
-    res.json(await findLeadTimeline(pool, accountOf(res).id, lead, limitOf(req, { fallback: defaultTimelineLimit }), before));
+    res.json(await findLeadTimeline(pool, store, await pseudonyms.of(accountOf(res).id), lead, limitOf(req, { fallback: defaultTimelineLimit }), before));
   });
 
   router.get('/track/:trackID', async (req: Request, res: Response) => {

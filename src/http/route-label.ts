@@ -35,6 +35,7 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/session',
   '/admin/v1/accounts',
   '/v1/accounts/:license/erasures',
+  '/v1/accounts/:license/erasures/lookup',
   '/v1/accounts/:license/erasures/:id',
   '/admin/v1/accounts/:license/tokens',
   '/admin/v1/accounts/:license/tokens/:id',

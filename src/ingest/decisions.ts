@@ -1,3 +1,4 @@
+import type { AccountRefs } from '../eventstore/events.js';
 import type { EventStore, NewEvent } from '../eventstore/port.js';
 import { EventsTooLargeError } from '../eventstore/too-large.js';
 import { ItemTooLargeError } from './errors.js';
@@ -17,12 +18,20 @@ export interface CommandDeps {
   validator: Validator;
   /** Ids whose items are refused (erasures with suppress: true); none when absent. */
   suppressed?: SuppressionList;
+  /** The pseudonyms of people's ids that streams and suppressions are keyed by (src/eventstore/pseudonyms.ts). */
+  pseudonyms: { of(accountId: string): Promise<AccountRefs> };
 }
 
 const noneSuppressed: SuppressedSet = new Set();
 
 /** The account's suppressed ids, read once per request. */
 export const suppressedOf = (deps: CommandDeps, accountId: string): Promise<SuppressedSet> => deps.suppressed?.of(accountId) ?? Promise.resolve(noneSuppressed);
+
+/** What a request's items are checked against: the account's suppressed ids and its pseudonyms of ids, read once per request. */
+export async function accountLookups(deps: CommandDeps, accountId: string): Promise<{ suppressed: SuppressedSet; refs: AccountRefs }> {
+  const [suppressed, refs] = await Promise.all([suppressedOf(deps, accountId), deps.pseudonyms.of(accountId)]);
+  return { suppressed, refs };
+}
 
 /**
  * Appends the events of every accepted item and answers each item in order: one atomic unit on

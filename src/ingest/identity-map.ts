@@ -1,6 +1,7 @@
 import { inTransaction } from '../db/transaction.js';
 import type { Pool } from '../db/pool.js';
 import { currentKeys, ensureKeys } from '../eventstore/person-keys-sql.js';
+import type { AccountRefs } from '../eventstore/events.js';
 import { newKey, personIds } from '../eventstore/sealing.js';
 import { beginWithUserLock, claimMerge, selectMerge } from './identity-map-sql.js';
 
@@ -13,7 +14,7 @@ export type MergeClaim =
       /** true when claimed now, false for a repeat of the merge. */
       fresh: boolean;
     }
-  | { ok: false; mergedInto: string }
+  | { ok: false; mergedInto: string | null }
   | { ok: false; full: true };
 
 /**
@@ -24,13 +25,17 @@ export type MergeClaim =
 export const maxMergedIdsPerUser = 1_000;
 
 interface MergeRow {
-  user_id: string;
+  user_ref: string;
+  user_id: string | null;
   merge_event_id: string;
   merge_key_id: number | null;
   fresh: boolean;
 }
 
-/** Which known user each anonymous id was merged into: at most one, for good. */
+/**
+ * Which known user each anonymous id was merged into: at most one, for good. Kept by the ids'
+ * pseudonyms, with the ids beside them until their person is erased.
+ */
 export class IdentityMap {
   constructor(private readonly pool: Pool) {}
 
@@ -39,27 +44,33 @@ export class IdentityMap {
    * one, so appending it again is an idempotent no-op (and completes a merge whose append failed).
    * A user already holding `maxMergedIdsPerUser` ids takes no other.
    *
-   * The claim records the user's current key, made if they have none, under the lock an erasure of
-   * the user takes to decide it is done: the merge's events are sealed with that key, so a merge
-   * claimed before an erasure completes reads as erased with the user even when its events are
-   * appended after it (docs/decisions.md, Erasure).
+   * The claim records the anonymous id's current key, made if it has none, under the lock an
+   * erasure of the user takes to decide it is done: the merge's events are sealed with that key, so
+   * a merge claimed before an erasure completes reads as erased with the user even when its events
+   * are appended after it, and with the anonymous id when that is erased (docs/decisions.md, Erasure).
    */
-  async claim(accountId: string, anonymousId: string, userId: string, proposedEventId: string): Promise<MergeClaim> {
+  async claim(refs: AccountRefs, anonymousId: string, userId: string, proposedEventId: string): Promise<MergeClaim> {
+    const { accountId } = refs;
+    const userRef = refs.user(userId);
+    const anonymousRef = refs.anonymous(anonymousId);
     const row = await inTransaction(
       this.pool,
       async (client) => {
-        const person = personIds.user(userId);
+        // The anonymous id's key: the merge reads as erased with the user (whose erasure erases the
+        // keys of every id merged into them) and with the anonymous id erased alone.
+        const person = personIds.anonymous(anonymousRef);
         const made = await client.query<{ key_id: number }>(ensureKeys, [[accountId], [person], [newKey()]]);
         // A key made by another transaction meanwhile is in neither part of ensureKeys: read again.
         const keyId = made.rows[0]?.key_id ?? (await client.query<{ key_id: number }>(currentKeys, [accountId, [person]])).rows[0]?.key_id ?? null;
-        const claimed = await client.query<MergeRow>(claimMerge, [accountId, anonymousId, userId, proposedEventId, maxMergedIdsPerUser, keyId]);
+        const claimed = await client.query<MergeRow>(claimMerge, [accountId, anonymousRef, userRef, proposedEventId, maxMergedIdsPerUser, keyId, anonymousId, userId]);
         // A merge of the id committed by another transaction after this statement began: read again.
-        return claimed.rows[0] ?? (await client.query<MergeRow>(selectMerge, [accountId, anonymousId])).rows[0];
+        return claimed.rows[0] ?? (await client.query<MergeRow>(selectMerge, [accountId, anonymousRef])).rows[0];
       },
-      { begin: beginWithUserLock(accountId, userId) },
+      { begin: beginWithUserLock(accountId, userRef) },
     );
     if (!row) return { ok: false, full: true };
-    if (row.user_id !== userId) return { ok: false, mergedInto: row.user_id };
+    // The user it was merged into, while the ids are kept (null once either person is erased).
+    if (row.user_ref !== userRef) return { ok: false, mergedInto: row.user_id };
     return { ok: true, mergeEventId: row.merge_event_id, sealingKeyId: row.merge_key_id, fresh: row.fresh };
   }
 }

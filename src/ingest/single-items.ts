@@ -1,6 +1,6 @@
-import { personStream, streams, type EventOf, type EventType } from '../eventstore/events.js';
+import { personStream, streams, type AccountRefs, type EventOf, type EventType } from '../eventstore/events.js';
 import type { NewEvent } from '../eventstore/port.js';
-import { appendDecisions, suppressedOf, type CommandDeps, type Decision } from './decisions.js';
+import { accountLookups, appendDecisions, type CommandDeps, type Decision } from './decisions.js';
 import { suppressedIdentity, type SuppressedSet } from './suppressed.js';
 import { checkIdentities, emptyProductIdMessage, isEmptyProductId } from './identifiers.js';
 import { metadataFor, type IngestContext } from './request.js';
@@ -43,7 +43,7 @@ interface SingleItemRule<Item, T extends EventType> {
   productId?: 'first' | 'after schema';
   /** The ids that must be usable identities. */
   identities: (item: Item) => Record<string, string | null | undefined>;
-  stream: (accountId: string, item: Item) => string;
+  stream: (refs: AccountRefs, item: Item) => string;
   event: (item: Item, ctx: IngestContext) => EventOf<T>;
 }
 
@@ -54,7 +54,7 @@ export const singleItemRules = {
   events: rule<EventItem, 'EventTracked'>({
     schema: 'event',
     identities: (item) => ({ userId: item.userId, anonymousId: item.anonymousId }),
-    stream: (accountId, item) => personStream(accountId, item),
+    stream: (refs, item) => personStream(refs, item),
     event: (item, ctx) => ({
       type: 'EventTracked',
       data: {
@@ -70,7 +70,7 @@ export const singleItemRules = {
     schema: 'product',
     productId: 'after schema',
     identities: (item) => ({ userId: item.userId }),
-    stream: (accountId, item) => streams.product(accountId, item.productId),
+    stream: (refs, item) => streams.product(refs.accountId, item.productId),
     event: (item) => ({
       type: 'ProductSubmitted',
       data: {
@@ -84,7 +84,7 @@ export const singleItemRules = {
     schema: 'product-event',
     productId: 'first',
     identities: (item) => ({ userId: item.userId }),
-    stream: (accountId, item) => streams.product(accountId, item.productId),
+    stream: (refs, item) => streams.product(refs.accountId, item.productId),
     event: (item, ctx) => ({
       type: 'ProductEventTracked',
       data: {
@@ -102,7 +102,7 @@ export type SingleItemEndpoint = keyof typeof singleItemRules;
 
 const productIdOf = (item: unknown): unknown => (typeof item === 'object' && item !== null ? (item as { productId?: unknown }).productId : undefined);
 
-function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown, index: number, suppressed: SuppressedSet): Decision {
+function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: CommandDeps, ctx: IngestContext, item: unknown, index: number, lookups: Lookups): Decision {
   if (rule.productId === 'first' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema', 'productId');
   const validation = deps.validator.validate(rule.schema, item);
   if (!validation.ok) return rejected(validation.message, 'schema', validation.field);
@@ -110,19 +110,25 @@ function decide<Item, T extends EventType>(rule: SingleItemRule<Item, T>, deps: 
   const valid = item as Item;
   if (rule.productId === 'after schema' && isEmptyProductId(productIdOf(item))) return rejected(emptyProductIdMessage, 'schema', 'productId');
   const ids = rule.identities(valid);
-  const identity = checkIdentities(ids) ?? suppressedIdentity(suppressed, ids);
+  const identity = checkIdentities(ids) ?? suppressedIdentity(lookups.suppressed, lookups.refs, ids);
   if (identity) return identity;
   const trackId = ctx.trackIds(index);
-  const event: NewEvent = { ...rule.event(valid, ctx), id: trackId, stream: rule.stream(ctx.accountId, valid), metadata: metadataFor(ctx, trackId) };
+  const event: NewEvent = { ...rule.event(valid, ctx), id: trackId, stream: rule.stream(lookups.refs, valid), metadata: metadataFor(ctx, trackId) };
   return { trackId, events: [event] };
 }
 
-type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown, index: number, suppressed: SuppressedSet) => Decision;
+/** What every item of a request is checked against. */
+interface Lookups {
+  suppressed: SuppressedSet;
+  refs: AccountRefs;
+}
+
+type Decide = (deps: CommandDeps, ctx: IngestContext, item: unknown, index: number, lookups: Lookups) => Decision;
 
 const deciders: Record<SingleItemEndpoint, Decide> = {
-  events: (deps, ctx, item, index, suppressed) => decide(singleItemRules.events, deps, ctx, item, index, suppressed),
-  products: (deps, ctx, item, index, suppressed) => decide(singleItemRules.products, deps, ctx, item, index, suppressed),
-  productsevents: (deps, ctx, item, index, suppressed) => decide(singleItemRules.productsevents, deps, ctx, item, index, suppressed),
+  events: (deps, ctx, item, index, lookups) => decide(singleItemRules.events, deps, ctx, item, index, lookups),
+  products: (deps, ctx, item, index, lookups) => decide(singleItemRules.products, deps, ctx, item, index, lookups),
+  productsevents: (deps, ctx, item, index, lookups) => decide(singleItemRules.productsevents, deps, ctx, item, index, lookups),
 };
 
 /**
@@ -135,8 +141,8 @@ export async function ingestItems(endpoint: SingleItemEndpoint, deps: CommandDep
 
 /** The decisions of ingestItems, one per item in order, before anything is appended. */
 export async function decideItems(endpoint: SingleItemEndpoint, deps: CommandDeps, ctx: IngestContext, items: unknown[]): Promise<Decision[]> {
-  const suppressed = await suppressedOf(deps, ctx.accountId);
-  return items.map((item, index) => deciders[endpoint](deps, ctx, item, index, suppressed));
+  const lookups = await accountLookups(deps, ctx.accountId);
+  return items.map((item, index) => deciders[endpoint](deps, ctx, item, index, lookups));
 }
 
 /** Checks one item of a single-event endpoint and, if it passes, stores its event. */

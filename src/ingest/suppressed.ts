@@ -1,10 +1,11 @@
 import type { Pool } from '../db/pool.js';
 import { keyCacheMs } from '../eventstore/person-keys.js';
 import { ExpiringCache } from '../expiring-cache.js';
+import type { AccountRefs } from '../eventstore/events.js';
 import { personIds } from '../eventstore/sealing.js';
 import { rejected, type ItemResult } from './results.js';
 
-/** The ids an account has suppressed (an erasure with suppress: true), as person ids. */
+/** The ids an account has suppressed (an erasure with suppress: true), as person ids of their pseudonyms. */
 export type SuppressedSet = ReadonlySet<string>;
 
 export interface SuppressionList {
@@ -41,11 +42,11 @@ export class SuppressedIds implements SuppressionList {
   }
 }
 
-/** The refusal of an item naming a suppressed id, or null. */
-export function suppressedIdentity(suppressed: SuppressedSet, ids: { userId?: string | null; anonymousId?: string | null }): ItemResult | null {
+/** The refusal of an item naming a suppressed id, or null (the list holds the ids' pseudonyms, as `refs` makes them). */
+export function suppressedIdentity(suppressed: SuppressedSet, refs: AccountRefs, ids: { userId?: string | null; anonymousId?: string | null }): ItemResult | null {
   if (suppressed.size === 0) return null;
-  if (typeof ids.userId === 'string' && suppressed.has(personIds.user(ids.userId))) return refusal('userId');
-  if (typeof ids.anonymousId === 'string' && suppressed.has(personIds.anonymous(ids.anonymousId))) return refusal('anonymousId');
+  if (typeof ids.userId === 'string' && suppressed.has(personIds.user(refs.user(ids.userId)))) return refusal('userId');
+  if (typeof ids.anonymousId === 'string' && suppressed.has(personIds.anonymous(refs.anonymous(ids.anonymousId)))) return refusal('anonymousId');
   return null;
 }
 

@@ -1,9 +1,9 @@
-import { personStream, streams, type EventOf } from '../eventstore/events.js';
+import { personStream, streams, type AccountRefs, type EventOf } from '../eventstore/events.js';
 import type { NewEvent } from '../eventstore/port.js';
 import { systemDateTimes } from '../spec/system-attributes.js';
 import { classifyAttributes, type AttributeType } from './attributes.js';
 import { typeConflict, type AttributeTypeRegistry, type AttributeTypes } from './attribute-registry.js';
-import { appendDecisions, suppressedOf, type CommandDeps, type Decision } from './decisions.js';
+import { accountLookups, appendDecisions, type CommandDeps, type Decision } from './decisions.js';
 import { suppressedIdentity, type SuppressedSet } from './suppressed.js';
 import { checkIdentities } from './identifiers.js';
 import { maxMergedIdsPerUser, type IdentityMap } from './identity-map.js';
@@ -33,12 +33,12 @@ export interface UserCommandDeps extends CommandDeps {
   identities: Pick<IdentityMap, 'claim'>;
 }
 
-function prepare(deps: UserCommandDeps, item: unknown, index: number, suppressed: SuppressedSet): Prepared | ItemResult {
+function prepare(deps: UserCommandDeps, item: unknown, index: number, suppressed: SuppressedSet, refs: AccountRefs): Prepared | ItemResult {
   const validation = deps.validator.validate('user', item);
   if (!validation.ok) return rejected(validation.message, 'schema', validation.field);
   const user = item as UserItem;
   const ids = { userId: user.userId, anonymousId: user.anonymousId };
-  const identity = checkIdentities(ids) ?? suppressedIdentity(suppressed, ids);
+  const identity = checkIdentities(ids) ?? suppressedIdentity(suppressed, refs, ids);
   if (identity) return identity;
   const classified = classifyAttributes(user.attributes);
   if (typeof classified === 'string') return rejected(classified, 'datetime', 'attributes');
@@ -51,11 +51,11 @@ function prepare(deps: UserCommandDeps, item: unknown, index: number, suppressed
   return { index, user, types: classified.types, instants };
 }
 
-function upsertEvent(ctx: IngestContext, prepared: Prepared, trackId: string): NewEvent<EventOf<'UserUpserted'>> {
+function upsertEvent(ctx: IngestContext, refs: AccountRefs, prepared: Prepared, trackId: string): NewEvent<EventOf<'UserUpserted'>> {
   const { userId, anonymousId, attributes, ...profile } = prepared.user;
   return {
     id: trackId,
-    stream: personStream(ctx.accountId, { userId, anonymousId }),
+    stream: personStream(refs, { userId, anonymousId }),
     type: 'UserUpserted',
     data: {
       ...(userId !== undefined && { userId }),
@@ -117,8 +117,8 @@ export async function ingestUsers(deps: UserCommandDeps, ctx: IngestContext, ite
 
 /** The decisions of ingestUsers, one per user in order, before anything is appended. */
 export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, items: unknown[]): Promise<Decision[]> {
-  const suppressed = await suppressedOf(deps, ctx.accountId);
-  const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index, suppressed));
+  const { suppressed, refs } = await accountLookups(deps, ctx.accountId);
+  const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index, suppressed, refs));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
   const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
   const merges = new Map<number, { event: NewEvent; fresh: boolean }>();
@@ -128,7 +128,7 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     candidates.map((c) => c.types),
     async (i) => {
       const candidate = candidates[i] as Prepared;
-      const merge = await claimMerge(deps, ctx, candidate, trackIds[candidate.index] as string);
+      const merge = await claimMerge(deps, ctx, refs, candidate, trackIds[candidate.index] as string);
       if ('status' in merge) outcomes[candidate.index] = merge;
       else if (merge.event) merges.set(candidate.index, { event: merge.event, fresh: merge.fresh === true });
       return !('status' in merge);
@@ -143,12 +143,12 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     if (!('user' in outcome)) return outcome;
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
-    if (!merge) return { trackId, events: [upsertEvent(ctx, outcome, trackId)] };
+    if (!merge) return { trackId, events: [upsertEvent(ctx, refs, outcome, trackId)] };
     // The profile that makes the merge names the anonymous id too: sealed with the merge's key, it
     // is erased with the merge. One that repeats a merge is the person's as they are now (a
     // browser identifying again after its user was erased: the user met again).
     const keyed = merge.fresh && merge.event.sealingKeyId !== undefined ? { sealingKeyId: merge.event.sealingKeyId } : {};
-    return { trackId, events: [{ ...upsertEvent(ctx, outcome, trackId), ...keyed }, merge.event] };
+    return { trackId, events: [{ ...upsertEvent(ctx, refs, outcome, trackId), ...keyed }, merge.event] };
   });
 }
 
@@ -156,26 +156,28 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
 async function claimMerge(
   deps: UserCommandDeps,
   ctx: IngestContext,
+  refs: AccountRefs,
   prepared: Prepared,
   trackId: string,
 ): Promise<{ event?: NewEvent<EventOf<'ProfilesMerged'>>; fresh?: boolean } | ItemResult> {
   const { userId, anonymousId } = prepared.user;
   if (userId === undefined || anonymousId === undefined) return {};
-  // Derived from the anonymous id too: one trackID (an Idempotency-Key reused for another merge)
-  // can never give two different merges the same event id.
-  const proposedId = derivedEventId(trackId, `ProfilesMerged\n${anonymousId}`);
-  const claim = await deps.identities.claim(ctx.accountId, anonymousId, userId, proposedId);
+  // Derived from the anonymous id too (its pseudonym: an event id is never deleted): one trackID
+  // (an Idempotency-Key reused for another merge) can never give two merges the same event id.
+  const proposedId = derivedEventId(trackId, `ProfilesMerged\n${refs.anonymous(anonymousId)}`);
+  const claim = await deps.identities.claim(refs, anonymousId, userId, proposedId);
   if ('full' in claim) {
     return rejected(`userId '${userId}' has ${maxMergedIdsPerUser.toLocaleString('en')} anonymousIds merged into it, as many as a user may take: anonymousId '${anonymousId}' cannot be merged into it`, 'merge_limit', 'anonymousId');
   }
   if (!claim.ok) {
-    return rejected(`anonymousId '${anonymousId}' is already merged into userId '${claim.mergedInto}' and cannot be merged into '${userId}'`, 'merge_conflict', 'anonymousId');
+    const into = claim.mergedInto === null ? 'another userId' : `userId '${claim.mergedInto}'`;
+    return rejected(`anonymousId '${anonymousId}' is already merged into ${into} and cannot be merged into '${userId}'`, 'merge_conflict', 'anonymousId');
   }
   return {
     fresh: claim.fresh,
     event: {
       id: claim.mergeEventId,
-      stream: streams.user(ctx.accountId, userId),
+      stream: streams.user(ctx.accountId, refs.user(userId)),
       type: 'ProfilesMerged',
       data: { userId, anonymousId },
       metadata: metadataFor(ctx, trackId),

@@ -168,7 +168,7 @@ export const readOperations: OperationDoc[] = takingAdminToken([
   read('leads/:id/events', 'list-lead-events', "A lead's events, latest first", `Also those of anonymous profiles merged into it. ${byBytes}`, 'LeadEvents', {
     parameters: [limitParameter(500, 50), cursorParameter],
   }),
-  read('leads/:id/timeline', 'get-lead-timeline', "A lead's timeline, latest first", `Profiles sent for it (and for anonymous ids merged into it) and its events, as the track index has them. ${byBytes}`, 'Timeline', {
+  read('leads/:id/timeline', 'get-lead-timeline', "A lead's timeline, latest first", `Profiles sent for it (and for anonymous ids merged into it) and its events, as the track index has them. An entry of an erased person (an anonymous id merged into it and erased alone) stays, with \`erasedBy\` and nothing the person sent. ${byBytes}`, 'Timeline', {
     parameters: [limitParameter(500, 100), cursorParameter],
   }),
   read(

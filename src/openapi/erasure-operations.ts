@@ -13,10 +13,23 @@ export const erasureSchemas: Record<string, JsonObject> = {
   Erasure: closedObject(
     {
       id: { type: 'string', format: 'uuid' },
-      userId: orNull('string'),
-      anonymousId: orNull('string'),
+      userId: orNull('string', { description: 'The userId it names, until it is done; then null: only its pseudonym remains.' }),
+      anonymousId: orNull('string', { description: 'The anonymousId it names, until it is done; then null.' }),
+      userRef: orNull('string', { description: "The userId's pseudonym in this account (a keyed hash), kept for good: what `POST .../erasures/lookup` matches an id against." }),
+      anonymousRef: orNull('string', { description: "The anonymousId's pseudonym, kept for good." }),
       suppress: { type: 'boolean', description: 'Whether new items naming these ids are refused (400, reason `suppressed`).' },
       requestedBy: { type: 'string', description: '`access token <id>`, `account session`, `operator`, or `cli` (`tracking erase`).' },
+      requestedByToken: {
+        oneOf: [
+          { type: 'null' },
+          closedObject({
+            id: { type: 'string', format: 'uuid' },
+            label: { type: 'string', description: 'The label the token was created with: text as its owner typed it.' },
+            revokedAt: orNull('string', { format: 'date-time', description: 'When the token was revoked; null while active.' }),
+          }),
+        ],
+        description: 'The access token of `requestedBy` (`access token <id>`), named by its label; null when it was requested otherwise.',
+      },
       requestedAt: instant,
       state: { enum: ['pending', 'done', 'failed'] },
       doneAt: orNull('string', { format: 'date-time', description: 'When it was done, or failed.' }),
@@ -41,6 +54,14 @@ export const erasureSchemas: Record<string, JsonObject> = {
     erasures: { type: 'array', items: schemaRef('Erasure'), description: 'The latest first.' },
     nextCursor: orNull('string'),
   }),
+  ErasureLookup: closedObject(
+    {
+      userRef: orNull('string', { description: "The userId's pseudonym in this account." }),
+      anonymousRef: orNull('string', { description: "The anonymousId's pseudonym in this account." }),
+      erasures: { type: 'array', items: schemaRef('Erasure'), description: 'The erasures that named either id, the latest first (at most 100).' },
+    },
+    { description: 'The erasures of an id, found by its pseudonym.' },
+  ),
   NewErasure: {
     type: 'object',
     anyOf: [{ required: ['userId'] }, { required: ['anonymousId'] }],
@@ -70,6 +91,19 @@ export const erasureOperations: OperationDoc[] = takingAdminToken([
       examples: { user: { summary: 'A known user, and refuse their new items', value: { userId: 'u-42', suppress: true } } },
     },
     responses: { 202: jsonReply('Recorded; it runs in the background.', schemaRef('Erasure')) },
+  },
+  {
+    method: 'post',
+    path: `${path}/lookup`,
+    operationId: 'lookup-erasures',
+    tag: 'Erasure',
+    summary: 'Was this id erased: the erasures that named it',
+    description:
+      'Once an erasure is done, the service keeps no id of the person in clear, only its pseudonym; this finds the erasures of a userId or anonymousId by computing the pseudonym. The ids go in the body, never in the URL (`suppress` is ignored).',
+    access: 'account',
+    usesStore: true,
+    body: { schema: schemaRef('NewErasure'), description: 'JSON of at most 4 KB.', examples: { user: { summary: 'A userId', value: { userId: 'u-42' } } } },
+    responses: { 200: jsonReply('The erasures of the id.', schemaRef('ErasureLookup')) },
   },
   {
     method: 'get',

@@ -108,6 +108,15 @@ const repeatFields = {
     description: 'Only on an event of an erased person: the erasure that made its personal fields unreadable (they show empty), and when (docs/api.md, Erasure).',
   },
 };
+/** On a timeline entry of an erased person (an anonymous id merged into the lead, erased alone). */
+const timelineErasedBy = {
+  ...closedObject({
+    erasureId: orNull('string', { format: 'uuid', description: 'Null when its key is gone and nothing says why (a database restored from before the event).' }),
+    erasedAt: orNull('string', { format: 'date-time' }),
+  }),
+  description:
+    'Only on an entry of an erased person: the erasure that made it unreadable, and when (docs/api.md, Erasure). The entry keeps its type, times and trackID, and nothing the person sent.',
+};
 const metadataDescription = 'trackId, accountId, receivedAt, schemaVersion (docs/events.md).';
 
 const bucket = closedObject({ start: instant, endpoint: { enum: endpoints }, accepted: count, rejected: count });
@@ -167,9 +176,12 @@ export const readSchemas: Record<string, JsonObject> = {
       withOptional(
         closedObject(
           { kind: { const: 'profile' }, at: instant, eventId: { type: 'string', format: 'uuid' }, trackID, eventType: { enum: ['UserUpserted', 'ProfilesMerged'] } },
-          { title: 'A profile sent for the lead', description: 'With the id of the profile it was sent for: `userId` or `anonymousId`.' },
+          {
+            title: 'A profile sent for the lead',
+            description: 'With the id of the profile it was sent for: `userId` or `anonymousId`; an erased one (`erasedBy`) with neither.',
+          },
         ),
-        { userId: text, anonymousId: text },
+        { userId: text, anonymousId: text, erasedBy: timelineErasedBy },
       ),
       withOptional(
         closedObject(
@@ -183,9 +195,13 @@ export const readSchemas: Record<string, JsonObject> = {
             eventTimeUtc: orNull('string', { format: 'date-time', description: 'The UTC instant of `eventTime` (its receipt when none was sent).' }),
             eventData: orNull('object'),
           },
-          { title: 'An event of the lead', description: 'Its details are null until the user-events projection has applied it; `eventData` also when too large for a list (`truncated`).' },
+          {
+            title: 'An event of the lead',
+            description:
+              'Its details are null until the user-events projection has applied it; `eventData` also when too large for a list (`truncated`). An erased one (`erasedBy`) has `eventName`, `eventTime` and `eventData` null and keeps `eventTimeUtc`.',
+          },
         ),
-        { truncated },
+        { truncated, erasedBy: timelineErasedBy },
       ),
     ],
   },

@@ -55,7 +55,9 @@ describe('tracking erase and tracking erasures (e2e)', function () {
     expect(audit.stdout).not.to.contain('secret-plan');
 
     const [erasure] = await listed();
-    expect(erasure).to.deep.include({ id, userId: 'u-1', anonymousId: null, suppress: false, requestedBy: 'cli', state: 'done', error: null });
+    // Done, it keeps the pseudonym of the id, not the id (docs/decisions.md, Ids kept as pseudonyms).
+    expect(erasure).to.deep.include({ id, userId: null, anonymousId: null, anonymousRef: null, suppress: false, requestedBy: 'cli', state: 'done', error: null });
+    expect(erasure?.userRef).to.be.a('string').and.not.to.contain('u-1');
     expect(erasure?.counts).to.deep.equal({ keys: 1, events: 2, leads: 1, rejectedItems: 0, idempotencyReplies: 0 });
 
     // Nothing waits here: the service's runner carries the request out.
@@ -68,7 +70,7 @@ describe('tracking erase and tracking erasures (e2e)', function () {
       60_000,
       () => `erasure ${pendingId} never finished`,
     );
-    expect(later).to.deep.include({ userId: 'u-2', anonymousId: 'anon-2', suppress: true, requestedBy: 'cli' });
+    expect(later).to.deep.include({ userId: null, anonymousId: null, suppress: true, requestedBy: 'cli' });
     expect(await lead('u-2')).to.equal(404);
     // The service refuses the suppressed id's new items.
     expect((await app.ingest(account, 'users', { userId: 'u-2', attributes: {} })).status).to.equal(400);
@@ -77,8 +79,13 @@ describe('tracking erase and tracking erasures (e2e)', function () {
     const table = ok(await tracking(app, 'erasures', '--account', account.licenseCode));
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).to.match(/^id +state +who +requested +done +erased$/);
-    expect(lines[1]).to.contain(pendingId).and.contain('done').and.contain('user u-2 + anonymous anon-2 (suppressed)').and.contain(instantText(later.doneAt));
-    expect(lines[2]).to.contain(id).and.contain('user u-1').and.contain(instantText(erasure?.requestedAt)).and.contain(counts);
+    expect(lines[1])
+      .to.contain(pendingId)
+      .and.contain('done')
+      .and.contain(`user (pseudonym ${String(later.userRef)}) + anonymous (pseudonym ${String(later.anonymousRef)}) (suppressed)`)
+      .and.contain(instantText(later.doneAt));
+    expect(lines[2]).to.contain(id).and.contain(`user (pseudonym ${String(erasure?.userRef)})`).and.contain(instantText(erasure?.requestedAt)).and.contain(counts);
+    expect(table.stdout).not.to.contain('u-1').and.not.to.contain('anon-2');
     expect((await listed()).map((e) => e.id)).to.deep.equal([pendingId, id]);
     const first = ok(await tracking(app, 'erasures', '--account', account.licenseCode, '--limit', '1'));
     expect(first.stdout).to.contain(pendingId).and.contain('--limit for more');
@@ -90,7 +97,7 @@ describe('tracking erase and tracking erasures (e2e)', function () {
     await person();
     const erased = ok(await tracking(app, 'erase', '--account', account.licenseCode, '--user', 'u-1', '--json'));
     const erasure = JSON.parse(erased.stdout) as Erasure;
-    expect(erasure).to.deep.include({ userId: 'u-1', requestedBy: 'cli', state: 'done', error: null });
+    expect(erasure).to.deep.include({ userId: null, requestedBy: 'cli', state: 'done', error: null });
     expect(erasure.counts).to.deep.equal({ keys: 1, events: 2, leads: 1, rejectedItems: 0, idempotencyReplies: 0 });
     expect(await lead('u-1')).to.equal(404);
     expect((await listed()).map((e) => e.id)).to.deep.equal([erasure.id]);

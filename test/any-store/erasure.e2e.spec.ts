@@ -101,7 +101,9 @@ describe('erasure of a person (e2e, on the store under test)', function () {
     const [audited] = lookup.body.events;
     expect(audited?.type).to.equal('EventTracked');
     expect(audited?.erasedBy?.erasureId).to.equal(erasure.id);
-    expect(audited?.data).to.include({ userId: 'u-1', eventName: '' });
+    // The person is named by the pseudonym of their id only (docs/decisions.md, Erasure).
+    expect(audited?.data).to.include({ eventName: '' }).and.not.to.have.property('userId');
+    expect(audited?.data.userRef).to.equal(erasure.userRef).and.to.be.a('string');
     expect(audited?.data.eventData).to.deep.equal({});
 
     const after = await everything();

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { servedApp, TestApp, type Credentials } from '../support/app.js';
+import { accountRefs } from '../support/id-refs.js';
 import { eventsOfType, itemError, queued, requestError } from '../support/replies.js';
 
 const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
@@ -60,10 +61,11 @@ describe('Idempotency-Key replays (e2e)', () => {
     expect(await eventsOfType(app, 'ProductEventTracked')).to.have.length(1);
   });
 
-  it('derives the merge event id from the trackID and the anonymous id', async () => {
+  it('derives the merge event id from the trackID and the pseudonym of the anonymous id', async () => {
     const trackId = queued(await app.ingest(account, 'users', { userId: 'u1', anonymousId: 'a1', attributes: {} }));
     const [merge] = await eventsOfType(app, 'ProfilesMerged');
     const { v5 } = await import('uuid');
-    expect(merge?.event_id).to.equal(v5('ProfilesMerged\na1', trackId));
+    const refs = await accountRefs(app, account);
+    expect(merge?.event_id).to.equal(v5(`ProfilesMerged\n${refs.anonymous('a1')}`, trackId));
   });
 });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { servedApp, TestApp, type Credentials } from '../support/app.js';
 import { placeholderIds } from '../support/documented-limits.js';
+import { accountRefs } from '../support/id-refs.js';
 import { accountIdOf, expectMetadata, itemError, queued, storesNothing } from '../support/replies.js';
 
 const badEventTimes = ['2024-01-01T10:00:00+05', '2024-13-01T00:00:00', '2024-01-01 10:00:00', '2024-02-30T00:00:00'];
@@ -22,7 +23,7 @@ describe('ingest endpoints: accepted items are stored as events (e2e)', () => {
 
   servedApp((started) => ({ app, account } = started));
 
-  it('stores an event as EventTracked on the user stream, keeping eventTime as sent', async () => {
+  it('stores an event as EventTracked on the user stream (named by the pseudonym of the userId), keeping eventTime as sent', async () => {
     const trackID = queued(
       await app.ingest(account, 'events', {
         userId: 'u-1',
@@ -36,7 +37,9 @@ describe('ingest endpoints: accepted items are stored as events (e2e)', () => {
     const [event] = events;
     expect(event?.event_id).to.equal(trackID);
     expect(event?.event_type).to.equal('EventTracked');
-    expect(event?.stream_name).to.equal(`user-${accountIdOf(event)}-u-1`);
+    const refs = await accountRefs(app, accountIdOf(event));
+    expect(event?.stream_name).to.equal(`user-${accountIdOf(event)}-${refs.user('u-1')}`);
+    expect(event?.stream_name).not.to.contain('u-1');
     expect(event?.data).to.deep.include({
       userId: 'u-1',
       eventName: 'Signed Up',
@@ -47,11 +50,13 @@ describe('ingest endpoints: accepted items are stored as events (e2e)', () => {
     expectMetadata(event, trackID);
   });
 
-  it('stores an event of an anonymous user on the anonymous stream', async () => {
+  it('stores an event of an anonymous user on the anonymous stream (named by the pseudonym of the anonymousId)', async () => {
     queued(await app.ingest(account, 'events', { anonymousId: 'anon-1', eventName: 'Viewed' }));
     const [event] = await app.events();
     expect(event?.event_type).to.equal('EventTracked');
-    expect(event?.stream_name).to.equal(`anonymous-${accountIdOf(event)}-anon-1`);
+    const refs = await accountRefs(app, accountIdOf(event));
+    expect(event?.stream_name).to.equal(`anonymous-${accountIdOf(event)}-${refs.anonymous('anon-1')}`);
+    expect(event?.stream_name).not.to.contain('anon-1');
     expect(event?.data).to.deep.include({ anonymousId: 'anon-1', eventName: 'Viewed' });
   });
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { eventStoreUnderTest, servedApp, TestApp, type Credentials } from '../support/app.js';
+import { accountRefs } from '../support/id-refs.js';
 import { bulkResults, queued, requestError, storesNothing } from '../support/replies.js';
 
 const mib = 1024 * 1024;
@@ -50,7 +51,9 @@ describe('requests over 1 MiB of events (e2e)', function () {
 
     const stored = await app.events();
     expect(stored.map((e) => e.event_id).sort()).to.deep.equal([...trackIDs].sort());
-    const big = stored.filter((e) => e.stream_name.endsWith('-u-big'));
+    const refs = await accountRefs(app, account);
+    const bigStream = `user-${refs.accountId}-${refs.user('u-big')}`;
+    const big = stored.filter((e) => e.stream_name === bigStream);
     const bigTrackIDs = trackIDs.filter((_, i) => items[i]?.userId === 'u-big');
     expect(big.map((e) => e.event_id)).to.deep.equal(bigTrackIDs);
     expect(big.map((e) => e.stream_position)).to.deep.equal(bigTrackIDs.map((_, i) => i));

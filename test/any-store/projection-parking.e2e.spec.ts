@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { TestApp, type Credentials } from '../support/app.js';
 import { asAdmin } from '../support/database.js';
 import { tracking } from '../support/cli.js';
+import { accountRefs } from '../support/id-refs.js';
 import { capturedLog } from '../support/log-lines.js';
 import { sample } from '../support/metrics.js';
 import { queued } from '../support/replies.js';
@@ -26,7 +27,8 @@ async function storePoisonProfile(app: TestApp, account: Credentials, userId: st
   await app.services.store.append([
     {
       id,
-      stream: `user-${accountId}-${userId}`,
+      // Named as the service names a user's stream: by the pseudonym of the userId.
+      stream: `user-${accountId}-${(await accountRefs(app, accountId)).user(userId)}`,
       type: 'UserUpserted',
       data: {
         userId,

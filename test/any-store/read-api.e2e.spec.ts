@@ -4,6 +4,7 @@ import { withDatabase } from '../../src/db/pool.js';
 import { createLogger } from '../../src/logger.js';
 import { adminToken, eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
 import { asAdmin, freshDatabase, type TestDatabase } from '../support/database.js';
+import { accountRefs } from '../support/id-refs.js';
 import { bulkResults, queued, requestError, uuidPattern } from '../support/replies.js';
 import type { Lead, LeadPage, ListedLead } from '../../projections/leads/queries.js';
 
@@ -332,7 +333,8 @@ describe('read API: trackIDs (e2e)', () => {
     expect(body.trackID).to.equal(trackID);
     expect(body.events).to.have.length(1);
     expect(body.events[0]).to.include({ eventId: trackID, type: 'UserUpserted', streamPosition: 0 });
-    expect(body.events[0]?.stream).to.match(/^user-[0-9a-f-]{36}-u-1$/);
+    const refs = await accountRefs(app, account);
+    expect(body.events[0]?.stream).to.equal(`user-${refs.accountId}-${refs.user('u-1')}`);
     expect(body.events[0]?.data).to.deep.include({ userId: 'u-1', profile: { email: 'u1@example.com' } });
     expect(body.events[0]?.metadata).to.include({ trackId: trackID, schemaVersion: 1 });
     await expectStored(body.events);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { maxMergedIdsPerUser } from '../../src/ingest/identity-map.js';
 import { eventStoreUnderTest, servedApp, TestApp, type Credentials, type Reply } from '../support/app.js';
+import { accountRefs } from '../support/id-refs.js';
 import { eventsOfType, itemError, queued, storesNothing } from '../support/replies.js';
 
 describe('users: system and custom attributes (e2e)', () => {
@@ -154,7 +155,8 @@ describe('users: merging an anonymous profile into a known user (e2e)', () => {
     const merges = await eventsOfType(app, 'ProfilesMerged');
     expect(merges).to.have.length(1);
     const [merged] = merges;
-    expect(upsert?.stream_name).to.match(/^user-.*-u-1$/);
+    const refs = await accountRefs(app, account);
+    expect(upsert?.stream_name).to.equal(`user-${refs.accountId}-${refs.user('u-1')}`);
     expect(merged?.stream_name).to.equal(upsert?.stream_name);
     expect(merged?.stream_position).to.be.greaterThan(upsert?.stream_position ?? Infinity);
     expect(merged?.event_id).not.to.equal(trackID);
@@ -184,11 +186,12 @@ describe('users: merging an anonymous profile into a known user (e2e)', () => {
 
   it(`refuses a merge into a user already holding ${maxMergedIdsPerUser} anonymousIds, naming the user and the limit, and stores nothing of it`, async () => {
     // The first 999 merges as the identity map holds them; the service's own merges follow.
-    const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);
+    const refs = await accountRefs(app, account);
+    const held = Array.from({ length: maxMergedIdsPerUser - 1 }, (_, i) => `anon-${i + 1}`);
     await app.pool.query(
-      `INSERT INTO identity_merges (account_id, anonymous_id, user_id, merge_event_id)
-       SELECT $1, 'anon-' || n, 'u-1', gen_random_uuid() FROM generate_series(1, $2::int - 1) n`,
-      [rows[0]?.id, maxMergedIdsPerUser],
+      `INSERT INTO identity_merges (account_id, anonymous_ref, user_ref, anonymous_id, user_id, merge_event_id)
+       SELECT $1, a.ref, $3, a.id, 'u-1', gen_random_uuid() FROM unnest($2::text[], $4::text[]) AS a(ref, id)`,
+      [refs.accountId, held.map((id) => refs.anonymous(id)), refs.user('u-1'), held],
     );
     queued(await merge('u-1', 'anon-last'));
     const message = await storesNothing(app, async () => itemError(await merge('u-1', 'anon-one-more')));

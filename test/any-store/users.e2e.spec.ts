@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { servedApp, TestApp, type Credentials, type SingleReply } from '../support/app.js';
+import { accountRefs } from '../support/id-refs.js';
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -24,7 +25,10 @@ describe('users endpoints (e2e)', () => {
     const [event] = await app.events();
     expect(event?.event_id).to.equal(reply.body.response.trackID);
     expect(event?.event_type).to.equal('UserUpserted');
-    expect(event?.stream_name).to.match(/^user-[0-9a-f-]{36}-u-1$/);
+    // Named by the account's internal id and the pseudonym of the userId: neither the license code nor the id.
+    const refs = await accountRefs(app, account);
+    expect(event?.stream_name).to.equal(`user-${refs.accountId}-${refs.user('u-1')}`);
+    expect(event?.stream_name).not.to.contain('u-1');
     expect(event?.stream_name).not.to.contain(account.licenseCode);
     expect(event?.data).to.deep.include({
       userId: 'u-1',
@@ -42,7 +46,9 @@ describe('users endpoints (e2e)', () => {
     const reply = await app.ingest<SingleReply>(account, 'users', { anonymousId: 'anon-7', attributes: {} });
     expect(reply.status).to.equal(200);
     const [event] = await app.events();
-    expect(event?.stream_name).to.match(/^anonymous-.*-anon-7$/);
+    const refs = await accountRefs(app, account);
+    expect(event?.stream_name).to.equal(`anonymous-${refs.accountId}-${refs.anonymous('anon-7')}`);
+    expect(event?.stream_name).not.to.contain('anon-7');
     expect(event?.data).to.deep.include({ anonymousId: 'anon-7' });
   });
 

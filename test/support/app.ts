@@ -23,6 +23,8 @@ export interface StartOptions {
   log?: Logger;
   /** Also run the projection workers, as `npm start` does. */
   projections?: boolean;
+  /** Run the erasure runner, as `npm start` does (default); false leaves erasures pending. */
+  erasureRunner?: boolean;
 }
 
 export const adminToken = 'test-admin-token';
@@ -93,7 +95,7 @@ export class TestApp {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
     const { port } = server.address() as AddressInfo;
-    services.erasures.start();
+    if (shared?.erasureRunner !== false) services.erasures.start();
     let workers = null;
     if (shared?.projections) {
       const started = startProjectionWorker({

@@ -1,4 +1,5 @@
-import type { AttributeType } from '../../src/eventstore/events.js';
+import type { AccountRefs, AttributeType } from '../../src/eventstore/events.js';
+import { IdRefs } from '../../src/eventstore/pseudonyms.js';
 import type { AppendedEvent, NewEvent } from '../../src/eventstore/port.js';
 import type { MergeClaim } from '../../src/ingest/identity-map.js';
 import type { UserCommandDeps } from '../../src/ingest/users.js';
@@ -38,8 +39,8 @@ export class MemoryAttributeTypes implements RegistryPort {
 export class MemoryIdentities implements IdentitiesPort {
   readonly merges = new Map<string, { userId: string; eventId: string }>();
 
-  claim(accountId: string, anonymousId: string, userId: string, proposedEventId: string): Promise<MergeClaim> {
-    const key = `${accountId}/${anonymousId}`;
+  claim(refs: AccountRefs, anonymousId: string, userId: string, proposedEventId: string): Promise<MergeClaim> {
+    const key = `${refs.accountId}/${anonymousId}`;
     const fresh = !this.merges.has(key);
     const merge = this.merges.get(key) ?? { userId, eventId: proposedEventId };
     this.merges.set(key, merge);
@@ -57,8 +58,14 @@ export class MemoryAppends {
   }
 }
 
+/** Pseudonyms of ids under a fixed key per account, as the service makes them under the account's key. */
+export const testRefs = (accountId: string): AccountRefs => new IdRefs(accountId, Buffer.alloc(32, accountId));
+
+/** The pseudonyms of the doubles' accounts. */
+export const testPseudonyms = { of: (accountId: string): Promise<AccountRefs> => Promise.resolve(testRefs(accountId)) };
+
 export function userDoubles(): UserCommandDeps & { store: MemoryAppends; registry: MemoryAttributeTypes; identities: MemoryIdentities } {
-  return { store: new MemoryAppends(), validator: new Validator(), registry: new MemoryAttributeTypes(), identities: new MemoryIdentities() };
+  return { store: new MemoryAppends(), validator: new Validator(), registry: new MemoryAttributeTypes(), identities: new MemoryIdentities(), pseudonyms: testPseudonyms };
 }
 
 let requests = 0;

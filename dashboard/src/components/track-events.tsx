@@ -1,4 +1,5 @@
 import type { ListedStoredEvent, StoredAt, TrackLookup } from '../api';
+import { ErasedBadge, ErasedNote, readableRemains } from './erased';
 import { instantText } from './format';
 import { JsonText } from './json-text';
 import { TruncatedPayload } from './truncated-payload';
@@ -30,6 +31,7 @@ export function TrackEvents({ license, lookup, level = 2 }: { license: string; l
       {lookup.events.map((event) => (
         <article class="stored-event" key={event.eventId} aria-label={`${event.type} in ${event.stream}`}>
           <Sub>{event.type}</Sub>
+          {event.erasedBy ? <ErasedNote erasedBy={event.erasedBy} /> : null}
           <dl class="facts">
             <dt>Stream</dt>
             <dd>
@@ -54,8 +56,17 @@ export function TrackEvents({ license, lookup, level = 2 }: { license: string; l
               </>
             ) : null}
           </dl>
-          <p class="json-label">data</p>
-          <Part license={license} event={event} part="data" label={`data of ${event.type}`} />
+          {event.erasedBy && event.data ? (
+            <>
+              <p class="json-label">data: erased, what remains readable</p>
+              <JsonText value={readableRemains(event.data)} label={`what remains readable of the data of ${event.type}`} />
+            </>
+          ) : (
+            <>
+              <p class="json-label">data</p>
+              <Part license={license} event={event} part="data" label={`data of ${event.type}`} />
+            </>
+          )}
           <p class="json-label">metadata</p>
           <Part license={license} event={event} part="metadata" label={`metadata of ${event.type}`} />
         </article>
@@ -102,14 +113,19 @@ function StreamTable({ license, stream, events, own, Sub }: { license: string; s
                   {event.type}
                   {event.repeatOf ? <span class="repeat-of"> (repeat of stream position {event.repeatOf.streamPosition})</span> : null}
                   {event.alsoStoredAt ? <span class="also-stored-at"> (also stored at {event.alsoStoredAt.map((at) => at.streamPosition).join(', ')})</span> : null}
+                  {event.erasedBy ? <> <ErasedBadge /></> : null}
                 </td>
                 <td data-label="Recorded"><When at={event.recordedAt} /></td>
                 <td data-label="This trackID">{own.has(event.eventId) ? 'yes' : ''}</td>
-                <td data-label="Data">
-                  <details>
-                    <summary>data</summary>
-                    <Part license={license} event={event} part="data" />
-                  </details>
+                <td data-label="Data" class={event.erasedBy ? 'erased' : undefined}>
+                  {event.erasedBy ? (
+                    <ErasedNote erasedBy={event.erasedBy} compact />
+                  ) : (
+                    <details>
+                      <summary>data</summary>
+                      <Part license={license} event={event} part="data" />
+                    </details>
+                  )}
                 </td>
               </tr>
             ))}

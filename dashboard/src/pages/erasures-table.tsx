@@ -18,21 +18,45 @@ export function countsText(counts: ErasureCounts): string {
 
 const none = <span class="none">—</span>;
 
-/** The person's ids, each after its name; what the client sent, as text. */
+/** One id of the person: as sent (text) until the erasure is done, then only its pseudonym remains. */
+function PersonId({ kind, id, pseudonym }: { kind: string; id: string | null; pseudonym: string | null }) {
+  if (id === null && pseudonym === null) return null;
+  return (
+    <span class="person-id">
+      <span class="id-kind">{kind}</span>{' '}
+      {id !== null ? (
+        <code>{id}</code>
+      ) : (
+        <span class="pseudonym">
+          erased, pseudonym <code>{pseudonym}</code>
+        </span>
+      )}
+    </span>
+  );
+}
+
+/** The person's ids, each after its name. */
 function PersonIds({ erasure }: { erasure: Erasure }) {
   return (
     <>
-      {erasure.userId !== null ? (
-        <span class="person-id">
-          <span class="id-kind">userId</span> <code>{erasure.userId}</code>
-        </span>
-      ) : null}
-      {erasure.anonymousId !== null ? (
-        <span class="person-id">
-          <span class="id-kind">anonymousId</span> <code>{erasure.anonymousId}</code>
-        </span>
-      ) : null}
+      <PersonId kind="userId" id={erasure.userId} pseudonym={erasure.userRef} />
+      <PersonId kind="anonymousId" id={erasure.anonymousId} pseudonym={erasure.anonymousRef} />
     </>
+  );
+}
+
+/**
+ * Who asked: an access token by its label (as its owner typed it: text), else `account session`,
+ * `operator` or `cli`.
+ */
+function RequestedBy({ erasure }: { erasure: Erasure }) {
+  const token = erasure.requestedByToken;
+  if (!token) return <span class="by">by {erasure.requestedBy}</span>;
+  return (
+    <span class="by" title={`access token ${token.id}`}>
+      by access token <span class="token-label">“{token.label}”</span>
+      {token.revokedAt ? ' (revoked)' : ''}
+    </span>
   );
 }
 
@@ -66,7 +90,7 @@ export function ErasureTable({ erasures, highlight }: { erasures: Erasure[]; hig
               <td data-label="Suppress">{erasure.suppress ? 'yes' : 'no'}</td>
               <td data-label="Requested">
                 <When at={erasure.requestedAt} />
-                <span class="by">by {erasure.requestedBy}</span>
+                <RequestedBy erasure={erasure} />
               </td>
               <td data-label="State">
                 <StateText state={erasure.state} />

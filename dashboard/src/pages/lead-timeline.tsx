@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { leadTimeline, type TimelineEntry } from '../api';
 import { ErrorText } from '../components';
+import { ErasedBadge, ErasedNote } from '../components/erased';
 import { ScrollBox } from '../components/scroll-box';
 import { TruncatedPayload } from '../components/truncated-payload';
 import { When } from '../components/when';
@@ -8,10 +9,18 @@ import { Link, pathTo } from '../router';
 
 /** A lead's timeline on its page: profiles sent and events, latest first, a page at a time. */
 
+/** What an entry is; an erased one names nothing the person sent (its id, its event's name). */
 function describe(entry: TimelineEntry): string {
+  if (entry.erasedBy) return entry.kind === 'event' ? 'Event' : entry.eventType === 'ProfilesMerged' ? 'Profiles merged' : 'Profile sent';
   if (entry.kind === 'event') return `Event ${entry.eventName ?? '(details not applied yet)'}`;
   const who = entry.userId !== undefined ? `userId ${entry.userId}` : `anonymousId ${entry.anonymousId ?? ''}`;
   return `${entry.eventType === 'ProfilesMerged' ? 'Profiles merged' : 'Profile sent'} (${who})`;
+}
+
+/** What the instant of an event is: as sent, the receipt, or all that remains of an erased one. */
+function eventTimeTitle(entry: TimelineEntry & { kind: 'event' }): string {
+  if (entry.erasedBy) return 'the instant of the event, kept readable when it was erased';
+  return entry.eventTime ? `sent as ${entry.eventTime}` : 'no eventTime sent: when it was received';
 }
 
 export function Timeline({ license, id }: { license: string; id: string }) {
@@ -61,17 +70,25 @@ export function Timeline({ license, id }: { license: string; id: string }) {
             </thead>
             <tbody>
               {entries.map((entry, index) => (
-                <tr key={`${entry.trackID}-${index}`}>
+                <tr key={`${entry.trackID}-${index}`} class={entry.erasedBy ? 'erased' : undefined}>
                   <td data-label="Stored">
                     <When at={entry.at} />
                   </td>
-                  <td data-label="What">{describe(entry)}</td>
+                  <td data-label="What">
+                    {describe(entry)}
+                    {entry.erasedBy ? (
+                      <>
+                        {' '}
+                        <ErasedBadge />
+                      </>
+                    ) : null}
+                  </td>
                   <td class="details" data-label="Details">
                     {entry.kind === 'event' ? (
                       <>
                         {entry.eventTimeUtc ? (
                           // The instant, not the time as sent: a zone-less one is UTC, which a browser reads as its own.
-                          <span class="event-time" title={entry.eventTime ? `sent as ${entry.eventTime}` : 'no eventTime sent: when it was received'}>
+                          <span class="event-time" title={eventTimeTitle(entry)}>
                             at <When at={entry.eventTimeUtc} />{' '}
                           </span>
                         ) : null}
@@ -88,6 +105,7 @@ export function Timeline({ license, id }: { license: string; id: string }) {
                         ) : null}
                       </>
                     ) : null}
+                    {entry.erasedBy ? <ErasedNote erasedBy={entry.erasedBy} compact /> : null}
                   </td>
                   <td data-label="trackID">
                     <Link href={pathTo('/track/:trackID', { trackID: entry.trackID })}>
