@@ -205,7 +205,8 @@ export class ErasureRunner {
     await this.step('settled', accountId);
     await eraseAll();
     // Events stored before ids were sealed hold them readable until their person is erased.
-    for (const job of jobs) await pool.query(sql.forgetReadableIds, [accountId, (persons.get(job.id) as Persons).keys]);
+    let forgotten = 0;
+    for (const job of jobs) forgotten += (await pool.query<{ forgotten: number }>(sql.forgetReadableIds, [accountId, (persons.get(job.id) as Persons).keys])).rows[0]?.forgotten ?? 0;
     // Counted from the keys marked with the erasure, not from what this attempt erased: one that
     // takes over from an attempt cut off after erasing them finds none left to erase.
     for (const job of jobs) {
@@ -217,7 +218,7 @@ export class ErasureRunner {
     await this.step('rebuilt', accountId);
     for (const job of jobs) await this.deleteNaming(job, persons, counts, pool);
     await this.step('refusals-deleted', accountId);
-    await this.vacuum(sql.vacuumedTables);
+    await this.vacuum(forgotten > 0 ? [sql.vacuumedEvents, ...sql.vacuumedTables] : sql.vacuumedTables);
     await this.step('vacuumed', accountId);
   }
 

@@ -65,9 +65,13 @@ WHERE account_id = $1 AND (user_ref = ANY($2::text[]) OR anonymous_ref = ANY($3:
  * On EventStoreDB, whose events cannot change, this table is empty.
  */
 export const forgetReadableIds = `
-UPDATE events SET data = data - 'userId' - 'anonymousId'
-WHERE data ? 'sealed' AND (data ? 'userId' OR data ? 'anonymousId')
-  AND ((data->'sealed'->>'k')::bigint) IN (SELECT key_id FROM person_keys WHERE account_id = $1 AND person_id = ANY($2::text[]) AND key IS NULL)`;
+WITH forgotten AS (
+  UPDATE events SET data = data - 'userId' - 'anonymousId'
+  WHERE data ? 'sealed' AND (data ? 'userId' OR data ? 'anonymousId')
+    AND ((data->'sealed'->>'k')::bigint) IN (SELECT key_id FROM person_keys WHERE account_id = $1 AND person_id = ANY($2::text[]) AND key IS NULL)
+  RETURNING 1
+)
+SELECT count(*)::int AS forgotten FROM forgotten`;
 
 export const suppressIds = `
 INSERT INTO suppressed_ids (account_id, person_id, erasure_id)
@@ -143,7 +147,6 @@ WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
 
 /** The tables that held a person's data in plain text, vacuumed once it is deleted from them. */
 export const vacuumedTables = [
-  'events',
   'identity_merges',
   'erasures',
   'person_keys',
@@ -157,6 +160,9 @@ export const vacuumedTables = [
   'idempotency_keys',
   'projection_parked_events',
 ] as const;
+
+/** Vacuumed too when the erasure changed events stored before ids were sealed (forgetReadableIds): only then does it hold their old versions. */
+export const vacuumedEvents = 'events';
 
 /** Vacuumed once the erasures are done: the tables whose ids the decision forgot. */
 export const vacuumedWhenDone = ['identity_merges', 'erasures'] as const;

@@ -9,15 +9,18 @@ import { streams } from '../src/eventstore/events.js';
 import { IdRefs } from '../src/eventstore/pseudonyms.js';
 import { createLogger } from '../src/logger.js';
 import { migrationsDir } from '../src/paths.js';
+import { TestApp } from './support/app.js';
 import { asAdmin } from './support/database.js';
+import { databaseText } from './support/database-text.js';
+import { eventually } from './support/eventually.js';
 
 const accountId = '22222222-2222-4222-8222-222222222222';
 const kept = 'kept.person@example.com';
 const gone = 'gone.person@example.com';
 const anonymous = 'anon-of-kept-0001';
 
-describe('id pseudonyms: the migration of what was stored before (int)', () => {
-  it('renames person streams, keys, suppressions, merges and erasures to pseudonyms computed as the service computes them, and drops the ids of people already erased', async function () {
+describe('id pseudonyms: the migration of what was stored before (e2e)', () => {
+  it('renames person streams, keys, suppressions, merges and erasures to pseudonyms computed as the service computes them, and drops the ids of people already erased, then of those erased later', async function () {
     this.timeout(60_000);
     const name = `tracking_pseudonyms_migration_${process.pid}`;
     const serverUrl = (await asAdmin(async (client) => {
@@ -79,6 +82,19 @@ describe('id pseudonyms: the migration of what was stored before (int)', () => {
       expect((await client.query('SELECT user_id, user_ref FROM erasures')).rows).to.deep.equal([{ user_id: null, user_ref: refs.user(gone) }]);
       const { rows: text } = await client.query<{ row: string }>('SELECT t::text AS row FROM events t UNION ALL SELECT t::text FROM person_keys t UNION ALL SELECT t::text FROM erasures t UNION ALL SELECT t::text FROM suppressed_ids t');
       expect(text.map((r) => r.row).join('\n')).not.to.contain(gone);
+
+      // Erased now, the living person's old events lose the ids they still held readable.
+      const app = await TestApp.start({}, { database: { name, url, drop: async () => undefined } });
+      try {
+        const id = (await client.query<{ id: string }>("INSERT INTO erasures (id, account_id, user_id, user_ref, requested_by) VALUES (gen_random_uuid(), $1, $2, $3, 'cli') RETURNING id", [accountId, kept, refs.user(kept)])).rows[0]?.id;
+        app.services.erasures.wake();
+        await eventually(async () => ((await client.query<{ state: string }>('SELECT state FROM erasures WHERE id = $1', [id])).rows[0]?.state === 'done' ? true : undefined), 30_000, () => 'the erasure never finished');
+        const after = await databaseText(app.pool);
+        expect(after).not.to.contain(kept).and.not.to.contain(anonymous);
+        expect(after).to.contain(refs.user(kept)).and.contain(refs.anonymous(anonymous));
+      } finally {
+        await app.stop();
+      }
     } finally {
       await client.end().catch(() => undefined);
       await asAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
