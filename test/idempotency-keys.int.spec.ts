@@ -119,17 +119,18 @@ describe('idempotency keys and the identity map (int)', () => {
     const otherRefs = await pseudonyms.of(otherAccountId);
     const eventId = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
     const first = await identities.claim(refs, 'a-1', 'u-1', eventId(1));
-    // The merge's events are sealed with the user's key, made by the claim.
-    const keyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
-    expect(keyId).to.be.a('number');
-    expect(first).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, fresh: true });
-    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(2))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, fresh: false });
+    // The merge is sealed with the anonymous id's key, the profile that makes it with the user's: both made by the claim.
+    const keyId = await keyIdOf(accountId, `a:${refs.anonymous('a-1')}`);
+    const userKeyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
+    expect(keyId).to.be.a('number').and.not.to.equal(userKeyId);
+    expect(first).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, profileKeyId: userKeyId, fresh: true });
+    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(2))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, profileKeyId: userKeyId, fresh: false });
     expect(await identities.claim(refs, 'a-1', 'u-2', eventId(3))).to.deep.equal({ ok: false, mergedInto: 'u-1' });
     // Another account's anonymous id of the same name is another person, with another key.
     const other = await identities.claim(otherRefs, 'a-1', 'u-2', eventId(4));
-    const otherKeyId = await keyIdOf(otherAccountId, `u:${otherRefs.user('u-2')}`);
+    const otherKeyId = await keyIdOf(otherAccountId, `a:${otherRefs.anonymous('a-1')}`);
     expect(otherKeyId).not.to.equal(keyId);
-    expect(other).to.deep.equal({ ok: true, mergeEventId: eventId(4), sealingKeyId: otherKeyId, fresh: true });
+    expect(other).to.deep.equal({ ok: true, mergeEventId: eventId(4), sealingKeyId: otherKeyId, profileKeyId: await keyIdOf(otherAccountId, `u:${otherRefs.user('u-2')}`), fresh: true });
     // Kept by the ids' pseudonyms, under each account's key; the ids beside them until their person is erased.
     const { rows } = await pool.query('SELECT account_id, anonymous_ref, user_ref, anonymous_id, user_id, merge_event_id, merge_key_id FROM identity_merges ORDER BY merge_event_id');
     expect(rows).to.deep.equal([
@@ -146,8 +147,9 @@ describe('idempotency keys and the identity map (int)', () => {
     await identities.claim(refs, 'a-1', 'u-1', eventId(1));
     await pool.query('UPDATE identity_merges SET anonymous_id = NULL, user_id = NULL WHERE account_id = $1', [accountId]);
     expect(await identities.claim(refs, 'a-1', 'u-2', eventId(2))).to.deep.equal({ ok: false, mergedInto: null });
-    const keyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
-    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(3))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, fresh: false });
+    const keyId = await keyIdOf(accountId, `a:${refs.anonymous('a-1')}`);
+    const userKeyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
+    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(3))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: keyId, profileKeyId: userKeyId, fresh: false });
   });
 
   it(`the identity map: a user takes at most ${maxMergedIdsPerUser} anonymous ids, the repeat of a merge it holds still succeeds, other users are not affected`, async () => {
@@ -165,14 +167,26 @@ describe('idempotency keys and the identity map (int)', () => {
       [accountId, held.map((id) => refs.anonymous(id)), refs.user('u-1'), held],
     );
     const last = await identities.claim(refs, 'a-last', 'u-1', eventId(100_000));
-    const keyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
-    expect(last).to.deep.equal({ ok: true, mergeEventId: eventId(100_000), sealingKeyId: keyId, fresh: true });
+    const userKeyId = await keyIdOf(accountId, `u:${refs.user('u-1')}`);
+    expect(last).to.deep.equal({ ok: true, mergeEventId: eventId(100_000), sealingKeyId: await keyIdOf(accountId, `a:${refs.anonymous('a-last')}`), profileKeyId: userKeyId, fresh: true });
     expect(await identities.claim(refs, 'a-one-more', 'u-1', eventId(100_001))).to.deep.equal({ ok: false, full: true });
     // The repeat of a merge stored before keys: its first event id, no key.
-    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(100_002))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: null, fresh: false });
+    expect(await identities.claim(refs, 'a-1', 'u-1', eventId(100_002))).to.deep.equal({ ok: true, mergeEventId: eventId(1), sealingKeyId: null, profileKeyId: userKeyId, fresh: false });
     const two = await identities.claim(refs, 'a-one-more', 'u-2', eventId(100_003));
-    expect(two).to.deep.equal({ ok: true, mergeEventId: eventId(100_003), sealingKeyId: await keyIdOf(accountId, `u:${refs.user('u-2')}`), fresh: true });
+    expect(two).to.deep.equal({
+      ok: true,
+      mergeEventId: eventId(100_003),
+      sealingKeyId: await keyIdOf(accountId, `a:${refs.anonymous('a-one-more')}`),
+      profileKeyId: await keyIdOf(accountId, `u:${refs.user('u-2')}`),
+      fresh: true,
+    });
     const other = await identities.claim(otherRefs, 'a-two', 'u-1', eventId(100_004));
-    expect(other).to.deep.equal({ ok: true, mergeEventId: eventId(100_004), sealingKeyId: await keyIdOf(otherAccountId, `u:${otherRefs.user('u-1')}`), fresh: true });
+    expect(other).to.deep.equal({
+      ok: true,
+      mergeEventId: eventId(100_004),
+      sealingKeyId: await keyIdOf(otherAccountId, `a:${otherRefs.anonymous('a-two')}`),
+      profileKeyId: await keyIdOf(otherAccountId, `u:${otherRefs.user('u-1')}`),
+      fresh: true,
+    });
   });
 });

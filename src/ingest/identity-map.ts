@@ -9,8 +9,10 @@ export type MergeClaim =
   | {
       ok: true;
       mergeEventId: string;
-      /** The key that seals the merge's event (null for a merge claimed before keys were recorded). */
+      /** The key that seals the merge's event: the anonymous id's (null for a merge claimed before keys were recorded). */
       sealingKeyId: number | null;
+      /** The user's current key at the claim, which seals the profile that makes the merge. */
+      profileKeyId: number | null;
       /** true when claimed now, false for a repeat of the merge. */
       fresh: boolean;
     }
@@ -44,33 +46,40 @@ export class IdentityMap {
    * one, so appending it again is an idempotent no-op (and completes a merge whose append failed).
    * A user already holding `maxMergedIdsPerUser` ids takes no other.
    *
-   * The claim records the anonymous id's current key, made if it has none, under the lock an
-   * erasure of the user takes to decide it is done: the merge's events are sealed with that key, so
-   * a merge claimed before an erasure completes reads as erased with the user even when its events
-   * are appended after it, and with the anonymous id when that is erased (docs/decisions.md, Erasure).
+   * The claim records the anonymous id's current key, and finds the user's, made where missing,
+   * under the lock an erasure of the user takes to decide it is done: the merge's event is sealed
+   * with the first and the profile that makes it with the second, so a merge claimed before an
+   * erasure completes reads as erased with the user even when its events are appended after it,
+   * and the merge also with the anonymous id erased alone (docs/decisions.md, Erasure).
    */
   async claim(refs: AccountRefs, anonymousId: string, userId: string, proposedEventId: string): Promise<MergeClaim> {
     const { accountId } = refs;
     const userRef = refs.user(userId);
     const anonymousRef = refs.anonymous(anonymousId);
-    const row = await inTransaction(
+    const anonymousPerson = personIds.anonymous(anonymousRef);
+    const userPerson = personIds.user(userRef);
+    const { row, keys } = await inTransaction(
       this.pool,
       async (client) => {
-        // The anonymous id's key: the merge reads as erased with the user (whose erasure erases the
-        // keys of every id merged into them) and with the anonymous id erased alone.
-        const person = personIds.anonymous(anonymousRef);
-        const made = await client.query<{ key_id: number }>(ensureKeys, [[accountId], [person], [newKey()]]);
+        // The current keys of both, made where missing: the merge is sealed with the anonymous id's
+        // (it reads as erased with the user, whose erasure erases the keys of every id merged into
+        // them, and with the anonymous id erased alone), the profile that makes it with the user's.
+        const persons = [anonymousPerson, userPerson];
+        const made = await client.query<{ person_id: string; key_id: number }>(ensureKeys, [persons.map(() => accountId), persons, persons.map(() => newKey())]);
+        const keys = new Map(made.rows.map((r) => [r.person_id, r.key_id]));
         // A key made by another transaction meanwhile is in neither part of ensureKeys: read again.
-        const keyId = made.rows[0]?.key_id ?? (await client.query<{ key_id: number }>(currentKeys, [accountId, [person]])).rows[0]?.key_id ?? null;
-        const claimed = await client.query<MergeRow>(claimMerge, [accountId, anonymousRef, userRef, proposedEventId, maxMergedIdsPerUser, keyId, anonymousId, userId]);
+        const missing = persons.filter((person) => !keys.has(person));
+        if (missing.length > 0) for (const r of (await client.query<{ person_id: string; key_id: number }>(currentKeys, [accountId, missing])).rows) keys.set(r.person_id, r.key_id);
+        const params = [accountId, anonymousRef, userRef, proposedEventId, maxMergedIdsPerUser, keys.get(anonymousPerson) ?? null, anonymousId, userId];
+        const claimed = await client.query<MergeRow>(claimMerge, params);
         // A merge of the id committed by another transaction after this statement began: read again.
-        return claimed.rows[0] ?? (await client.query<MergeRow>(selectMerge, [accountId, anonymousRef])).rows[0];
+        return { row: claimed.rows[0] ?? (await client.query<MergeRow>(selectMerge, [accountId, anonymousRef])).rows[0], keys };
       },
       { begin: beginWithUserLock(accountId, userRef) },
     );
     if (!row) return { ok: false, full: true };
     // The user it was merged into, while the ids are kept (null once either person is erased).
     if (row.user_ref !== userRef) return { ok: false, mergedInto: row.user_id };
-    return { ok: true, mergeEventId: row.merge_event_id, sealingKeyId: row.merge_key_id, fresh: row.fresh };
+    return { ok: true, mergeEventId: row.merge_event_id, sealingKeyId: row.merge_key_id, profileKeyId: keys.get(userPerson) ?? null, fresh: row.fresh };
   }
 }

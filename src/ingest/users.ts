@@ -121,7 +121,7 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
   const outcomes: (Prepared | ItemResult)[] = items.map((item, index) => prepare(deps, item, index, suppressed, refs));
   const trackIds = items.map((_, index) => ctx.trackIds(index));
   const candidates = outcomes.filter((o): o is Prepared => 'user' in o);
-  const merges = new Map<number, { event: NewEvent; fresh: boolean }>();
+  const merges = new Map<number, { event: NewEvent; fresh: boolean; profileKeyId: number | null }>();
   const admissions = await admitByTypes(
     deps.registry,
     ctx.accountId,
@@ -130,7 +130,7 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
       const candidate = candidates[i] as Prepared;
       const merge = await claimMerge(deps, ctx, refs, candidate, trackIds[candidate.index] as string);
       if ('status' in merge) outcomes[candidate.index] = merge;
-      else if (merge.event) merges.set(candidate.index, { event: merge.event, fresh: merge.fresh === true });
+      else if (merge.event) merges.set(candidate.index, { event: merge.event, fresh: merge.fresh === true, profileKeyId: merge.profileKeyId ?? null });
       return !('status' in merge);
     },
   );
@@ -144,10 +144,11 @@ export async function decideUsers(deps: UserCommandDeps, ctx: IngestContext, ite
     const trackId = trackIds[index] as string;
     const merge = merges.get(index);
     if (!merge) return { trackId, events: [upsertEvent(ctx, refs, outcome, trackId)] };
-    // The profile that makes the merge names the anonymous id too: sealed with the merge's key, it
-    // is erased with the merge. One that repeats a merge is the person's as they are now (a
-    // browser identifying again after its user was erased: the user met again).
-    const keyed = merge.fresh && merge.event.sealingKeyId !== undefined ? { sealingKeyId: merge.event.sealingKeyId } : {};
+    // The profile that makes the merge is sealed with the user's key found by the claim: a claim
+    // before the user's erasure is done has it erased with them, however late it is appended. One
+    // that repeats a merge is the person's as they are now (a browser identifying again after its
+    // user was erased: the user met again).
+    const keyed = merge.fresh && merge.profileKeyId !== null ? { sealingKeyId: merge.profileKeyId } : {};
     return { trackId, events: [{ ...upsertEvent(ctx, refs, outcome, trackId), ...keyed }, merge.event] };
   });
 }
@@ -159,7 +160,7 @@ async function claimMerge(
   refs: AccountRefs,
   prepared: Prepared,
   trackId: string,
-): Promise<{ event?: NewEvent<EventOf<'ProfilesMerged'>>; fresh?: boolean } | ItemResult> {
+): Promise<{ event?: NewEvent<EventOf<'ProfilesMerged'>>; fresh?: boolean; profileKeyId?: number | null } | ItemResult> {
   const { userId, anonymousId } = prepared.user;
   if (userId === undefined || anonymousId === undefined) return {};
   // Derived from the anonymous id too (its pseudonym: an event id is never deleted): one trackID
@@ -175,6 +176,7 @@ async function claimMerge(
   }
   return {
     fresh: claim.fresh,
+    profileKeyId: claim.profileKeyId,
     event: {
       id: claim.mergeEventId,
       stream: streams.user(ctx.accountId, refs.user(userId)),

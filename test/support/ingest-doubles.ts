@@ -44,7 +44,7 @@ export class MemoryIdentities implements IdentitiesPort {
     const fresh = !this.merges.has(key);
     const merge = this.merges.get(key) ?? { userId, eventId: proposedEventId };
     this.merges.set(key, merge);
-    return Promise.resolve(merge.userId === userId ? { ok: true, mergeEventId: merge.eventId, sealingKeyId: null, fresh } : { ok: false, mergedInto: merge.userId });
+    return Promise.resolve(merge.userId === userId ? { ok: true, mergeEventId: merge.eventId, sealingKeyId: null, profileKeyId: null, fresh } : { ok: false, mergedInto: merge.userId });
   }
 }
 
