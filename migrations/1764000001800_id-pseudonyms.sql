@@ -58,6 +58,7 @@ WHERE e.data ? 'sealed' AND (e.data ? 'userId' OR e.data ? 'anonymousId') AND k.
 CREATE INDEX events_with_readable_ids ON events (((data->'sealed'->>'k')::bigint)) WHERE data ? 'sealed' AND (data ? 'userId' OR data ? 'anonymousId');
 
 UPDATE track_index SET stream_name = pg_temp.stream_ref(stream_name) WHERE stream_name LIKE 'user-%' OR stream_name LIKE 'anonymous-%';
+UPDATE projection_parked_events SET stream_name = pg_temp.stream_ref(stream_name) WHERE stream_name LIKE 'user-%' OR stream_name LIKE 'anonymous-%';
 -- Erased events keep their ids' pseudonyms only; rebuilt below.
 ALTER TABLE track_index ADD COLUMN user_ref text, ADD COLUMN anonymous_ref text;
 INSERT INTO projection_checkpoints (projection, rebuild_requested_at)

@@ -17,6 +17,8 @@ export interface Persons {
   anonymous: string[];
   userRefs: string[];
   anonymousRefs: string[];
+  /** The pseudonyms the identity map has merged into the user: the erasure's own anonymous id too, once merged. */
+  mergedRefs: string[];
   /** As person_keys and suppressed_ids name them. */
   keys: string[];
   /** The ids as JSON strings and quoted '...': how excerpts, replies and messages hold them. */
@@ -37,6 +39,7 @@ export async function personsOf(db: Queryable, job: ErasureJob, refs: AccountRef
     anonymous,
     userRefs,
     anonymousRefs,
+    mergedRefs: merged.map((r) => r.anonymous_ref),
     keys: [...userRefs.map(personIds.user), ...anonymousRefs.map(personIds.anonymous)],
     needles: [...users, ...anonymous].flatMap((id) => [JSON.stringify(id), `'${id}'`]),
   };
@@ -45,5 +48,5 @@ export async function personsOf(db: Queryable, job: ErasureJob, refs: AccountRef
 /** Both sets of people: one erasure's, read again with ids merged since. */
 export function union(a: Persons, b: Persons): Persons {
   const both = (key: keyof Persons): string[] => [...new Set([...a[key], ...b[key]])];
-  return { users: both('users'), anonymous: both('anonymous'), userRefs: both('userRefs'), anonymousRefs: both('anonymousRefs'), keys: both('keys'), needles: both('needles') };
+  return { users: both('users'), anonymous: both('anonymous'), userRefs: both('userRefs'), anonymousRefs: both('anonymousRefs'), mergedRefs: both('mergedRefs'), keys: both('keys'), needles: both('needles') };
 }

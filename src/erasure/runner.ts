@@ -238,7 +238,8 @@ export class ErasureRunner {
         for (const job of jobs) {
           const before = persons.get(job.id) as Persons;
           const now = await personsOf(client, job, refs);
-          const added = now.anonymousRefs.filter((ref) => !before.anonymousRefs.includes(ref));
+          // Merges, not ids: the erasure's own anonymous id merged into its user meanwhile came with a profile sealed with a new key of the user.
+          const added = now.mergedRefs.filter((ref) => !before.mergedRefs.includes(ref));
           if (added.length > 0) persons.set(job.id, union(before, now));
           merged += added.length;
         }
