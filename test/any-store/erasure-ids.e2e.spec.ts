@@ -4,6 +4,7 @@ import { TestApp, type Credentials, type Reply } from '../support/app.js';
 import { databaseText } from '../support/database-text.js';
 import { eventually } from '../support/eventually.js';
 import { capturedLog } from '../support/log-lines.js';
+import { erasureDone, everythingKept } from '../support/erasures.js';
 import { rebuildAllProjections } from '../support/projections.js';
 import { queued } from '../support/replies.js';
 
@@ -33,7 +34,7 @@ describe('erasure leaves no id in clear (e2e, on the store under test)', functio
   const bearer = (account: Credentials): string => `Bearer ${account.accessToken}`;
   const lead = (account: Credentials, id: string): Promise<Reply<Record<string, unknown>>> => app.get(`/admin/v1/accounts/${account.licenseCode}/leads/${encodeURIComponent(id)}`, bearer(account));
   /** Every place the service keeps or writes anything: its database (what pg_dump writes), the EventStoreDB it writes to, its log. */
-  const everything = async (): Promise<string> => `${await databaseText(app.pool)}\n${app.esdbDouble()?.storedText() ?? ''}\n${log.written()}`;
+  const everything = (): Promise<string> => everythingKept(app, log);
   const counts = async (): Promise<Record<string, number>> => {
     const text = await everything();
     return Object.fromEntries(ids.map((id) => [id, occurrences(text, id)]));
@@ -51,18 +52,7 @@ describe('erasure leaves no id in clear (e2e, on the store under test)', functio
     queued(await app.ingest(account, 'events', { userId, eventName: 'once' }, { headers: { 'idempotency-key': `key-${note}` } }));
   }
 
-  async function erased(account: Credentials, body: unknown): Promise<Erasure> {
-    const requested = await app.request<Erasure>('POST', `/v1/accounts/${account.licenseCode}/erasures`, body, { authorization: bearer(account) });
-    expect(requested.status, JSON.stringify(requested.body)).to.equal(202);
-    return eventually(
-      async () => {
-        const reply = await app.get<Erasure>(`/v1/accounts/${account.licenseCode}/erasures/${requested.body.id}`, bearer(account));
-        return reply.body.state === 'done' ? reply.body : undefined;
-      },
-      120_000,
-      () => `erasure ${requested.body.id} never finished`,
-    );
-  }
+  const erased = (account: Credentials, body: unknown): Promise<Erasure> => erasureDone(app, account, body);
 
   it('keeps no userId or merged anonymousId in any table, stream or log line once erased, also after a rebuild; another account’s person of the same ids stays whole', async () => {
     // Another account's person of the very same ids: what it leaves is counted first.

@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import type { Erasure } from '../../src/erasure/requests.js';
 import type { ErasureStep } from '../../src/erasure/runner.js';
 import { TestApp, type Credentials, type Reply } from '../support/app.js';
-import { databaseText } from '../support/database-text.js';
-import { eventually } from '../support/eventually.js';
 import { capturedLog } from '../support/log-lines.js';
+import { erasureDone, everythingKept } from '../support/erasures.js';
 import { rebuildAllProjections } from '../support/projections.js';
 import { queued } from '../support/replies.js';
 
@@ -37,7 +36,7 @@ describe('erasure and merges, however they interleave (e2e, on the store under t
 
   const bearer = (account: Credentials): string => `Bearer ${account.accessToken}`;
   const lead = (account: Credentials, id: string): Promise<Reply<Record<string, unknown>>> => app.get(`/admin/v1/accounts/${account.licenseCode}/leads/${id}`, bearer(account));
-  const everything = async (): Promise<string> => `${await databaseText(app.pool)}\n${app.esdbDouble()?.storedText() ?? ''}\n${log.written()}`;
+  const everything = (): Promise<string> => everythingKept(app, log);
 
   async function visitor(account: Credentials, anonymousId: string): Promise<void> {
     const secret = secretOf(anonymousId);
@@ -49,18 +48,7 @@ describe('erasure and merges, however they interleave (e2e, on the store under t
     queued(await via.ingest(account, 'users', { userId, anonymousId, attributes: {} }));
   }
 
-  async function erasedDone(account: Credentials, body: unknown): Promise<Erasure> {
-    const requested = await app.request<Erasure>('POST', `/v1/accounts/${account.licenseCode}/erasures`, body, { authorization: bearer(account) });
-    expect(requested.status, JSON.stringify(requested.body)).to.equal(202);
-    return eventually(
-      async () => {
-        const reply = await app.get<Erasure>(`/v1/accounts/${account.licenseCode}/erasures/${requested.body.id}`, bearer(account));
-        return reply.body.state === 'done' ? reply.body : undefined;
-      },
-      150_000,
-      () => `erasure ${requested.body.id} never finished`,
-    );
-  }
+  const erasedDone = (account: Credentials, body: unknown): Promise<Erasure> => erasureDone(app, account, body, 150_000);
 
   it('erases every id merged into the user before the erasure is done: before it, at each step of the runner, and from another process', async () => {
     const ids = ['anon-before', 'anon-other-process', ...mergeSteps.map((step) => `anon-at-${step}`)];
