@@ -4,14 +4,14 @@
  *   1. entry points: src/main.ts, src/worker-main.ts, src/server.ts, src/ops-server.ts, src/cli/,
  *      and src/service-parts.ts, where a service process is put together
  *   2. src/http/, src/openapi/
- *   3. src/ingest/, src/accounts/, src/activity/, src/erasure/, projections/
+ *   3. src/ingest/, src/accounts/, src/activity/, src/erasure/, src/export/, projections/
  *   4. src/eventstore/
  *   5. src/db/, src/spec/ and the single files of src/ (config, logger, metrics, errors, ...)
  * Type-only imports count: a type tie is a tie.
  */
 const entry = '^src/(main|worker-main|server|ops-server|service-parts)\\.ts$|^src/cli/';
 const http = '^src/(http|openapi)/';
-const domain = '^src/(ingest|accounts|activity|erasure)/|^projections/';
+const domain = '^src/(ingest|accounts|activity|erasure|export)/|^projections/';
 const eventstore = '^src/eventstore/';
 const ground = '^src/(db|spec)/|^src/[^/]+\\.ts$';
 

@@ -66,6 +66,7 @@ export async function startService(config: Config, log: Logger, { ownSession = f
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       shuttingDown = true;
+      services.feedWaits.stop();
       clearInterval(forgetKeys);
       log.info('shutting down: no new connections, finishing the requests in flight');
       // Every reply from now on ends its connection (Connection: close), also those in flight, so

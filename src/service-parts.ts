@@ -13,6 +13,7 @@ import { IdentityMap } from './ingest/identity-map.js';
 import { IdempotencyKeys } from './ingest/idempotency.js';
 import { SuppressedIds } from './ingest/suppressed.js';
 import { ErasureRunner } from './erasure/runner.js';
+import { AppendWaits } from './export/append-waits.js';
 import { Validator } from './ingest/validation.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics.js';
@@ -23,15 +24,18 @@ import { Metrics } from './metrics.js';
  */
 export interface ServiceParts extends AppParts {
   erasures: ErasureRunner;
+  feedWaits: AppendWaits;
   /** Emits 'appended' after each committed append batch, with its accounts, so that projection workers look at once. */
   appends: EventEmitter<{ appended: [accountIds: readonly string[]] }>;
 }
 
 export function createServiceParts(config: Config, pool: Pool, log: Logger, metrics = new Metrics()): ServiceParts {
   const appends = new EventEmitter<{ appended: [accountIds: readonly string[]] }>();
+  const feedWaits = new AppendWaits();
   const store = createEventStore(config, pool, log, (events, accountIds) => {
     metrics.appendBatchEvents.observe(events);
     appends.emit('appended', accountIds);
+    feedWaits.appended(accountIds);
   });
   return {
     config,
@@ -39,6 +43,7 @@ export function createServiceParts(config: Config, pool: Pool, log: Logger, metr
     pool,
     metrics,
     appends,
+    feedWaits,
     store,
     commands: { store, validator: new Validator(), registry: new AttributeTypeRegistry(pool), identities: new IdentityMap(pool), suppressed: new SuppressedIds(pool), pseudonyms: new Pseudonyms(pool) },
     idempotency: new IdempotencyKeys(pool),

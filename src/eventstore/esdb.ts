@@ -85,7 +85,8 @@ export class EsdbEventStore implements EventStore {
   async readAll(checkpoint: string | null, limit: number, filter: ReadFilter = {}): Promise<ReadAllResult> {
     const page = await this.feedAt(checkpoint, filter.accountId).read(limit, filter.maxBytes ?? defaultPageBytes);
     const types = filter.types;
-    return { checkpoint: page.checkpoint, bytes: page.bytes, atEnd: page.atEnd, events: types ? page.events.filter((e) => types.includes(e.type)) : page.events };
+    const events = page.events.map((event, i) => ({ ...event, position: page.positions[i] }));
+    return { checkpoint: page.checkpoint, bytes: page.bytes, atEnd: page.atEnd, events: types ? events.filter((e) => types.includes(e.type)) : events };
   }
 
   /**

@@ -42,6 +42,11 @@ export type RecordedEvent<E extends TrackingEvent = TrackingEvent> = E & {
   metadata: EventMetadata;
   recordedAt: string;
   /**
+   * The checkpoint just past this event, on events of `readAll`: a reader that stopped after it
+   * resumes there (an export's or a feed's cursor).
+   */
+  position?: string;
+  /**
    * Set when the event's person was erased (docs/decisions.md, Erasure): its personal fields read
    * empty, and only its ids, type and times remain. Projections of people skip it.
    */

@@ -212,7 +212,9 @@ export class PostgresEventStore implements EventStore {
     const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number; page_rows: string }>(text, values);
     const last = rows.at(-1);
     return {
-      events: rows.filter((row) => row.wanted).map((row) => toRecorded(row.data === null ? { ...row, data: {} } : row)),
+      events: rows
+        .filter((row) => row.wanted)
+        .map((row) => ({ ...toRecorded(row.data === null ? { ...row, data: {} } : row), position: encodeCheckpoint(row.transaction_id, row.global_position) })),
       checkpoint: last ? encodeCheckpoint(last.transaction_id, last.global_position) : checkpoint,
       bytes: rows.reduce((sum, row) => sum + row.bytes, 0),
       // Every row readable now was read: neither the limit nor the bound in bytes cut the page.

@@ -30,6 +30,8 @@ import { opsRoutes } from './ops-routes.js';
 import { checkPathParams, checkQuery } from './params.js';
 import { projectionRoutes } from './projection-routes.js';
 import { readRoutes } from './read-routes.js';
+import { exportRoutes } from './export-routes.js';
+import type { FeedWaits } from '../export/feed.js';
 import { sessionRoutes } from './session-routes.js';
 import { tokenRoutes } from './token-routes.js';
 import { settingsRoutes } from './settings-routes.js';
@@ -85,6 +87,8 @@ export interface AppParts {
   activity: IngestActivity;
   /** Carries out erasure requests: woken by each new one (the process starts and stops it). */
   erasures: Pick<ErasureRunner, 'wake'>;
+  /** The feed's long polls, ended by this process's appends of their account. */
+  feedWaits: FeedWaits;
 }
 
 export function createApp(parts: AppParts, options: AppOptions = {}): Express {
@@ -148,6 +152,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   app.use('/admin/v1/accounts/:license', browserKeyRoutes(credentials, browserKeys, pool));
   // The same AddressPolicies as Segment's routes: a change is in effect at once in this process.
   app.use('/admin/v1/accounts/:license', settingsRoutes(credentials, addressPolicies));
+  app.use('/admin/v1/accounts/:license', exportRoutes({ credentials, store, log, feedWaits: parts.feedWaits, isShuttingDown }));
   app.use('/admin/v1/accounts/:license', readRoutes({ credentials, pool, store, config, pseudonyms: parts.commands.pseudonyms }));
   app.use('/admin/v1', adminRoutes(credentials, pool));
   app.use(dashboardRoutes());

@@ -52,6 +52,8 @@ export const routePatterns: readonly string[] = [
   '/admin/v1/accounts/:license/warnings/recent',
   '/admin/v1/accounts/:license/overview',
   '/admin/v1/accounts/:license/live',
+  '/admin/v1/accounts/:license/export',
+  '/admin/v1/accounts/:license/feed',
   '/admin/v1/accounts/:license/projections/rebuild',
   '/admin/v1/projections',
   '/admin/v1/projections/:name/rebuild',

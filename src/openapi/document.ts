@@ -6,6 +6,7 @@ import { accountOperations, projectionOperations, readOperations, sessionOperati
 import { browserKeyOperations, browserSchemas, sdkOperations } from './browser-operations.js';
 import { corsHeaders, headers, parameters, responseRef, responses, securitySchemes } from './components.js';
 import { erasureOperations, erasureSchemas } from './erasure-operations.js';
+import { exportOperations, exportSchemas } from './export-operations.js';
 import { ingestOperations } from './ingest-operations.js';
 import { itemSchemas } from './item-schemas.js';
 import type { JsonObject } from './json.js';
@@ -31,6 +32,7 @@ export const operations: readonly OperationDoc[] = [
   ...browserKeyOperations,
   ...settingsOperations,
   ...readOperations,
+  ...exportOperations,
   ...projectionOperations,
   ...serviceOperations,
   ...sdkOperations,
@@ -182,7 +184,7 @@ export function openApiDocument(): JsonObject {
     tags,
     paths,
     components: {
-      schemas: { ...itemSchemas(), ...replySchemas, ...browserSchemas, ...readSchemas, ...erasureSchemas },
+      schemas: { ...itemSchemas(), ...replySchemas, ...browserSchemas, ...readSchemas, ...erasureSchemas, ...exportSchemas },
       responses: { ...responses, ...Object.fromEntries(corsResponses) },
       parameters,
       headers,

@@ -1,0 +1,75 @@
+import type { EventType } from '../eventstore/events.js';
+import type { RecordedEvent } from '../eventstore/port.js';
+
+/**
+ * One stored event as an export and the feed give it (docs/export.md): opened, in the contract's
+ * shape (docs/events.md), with where to resume after it. An erased person's event keeps only
+ * what is not theirs: its ids of the store, type, times, product, and which erasure took it.
+ */
+
+/** The ingest endpoint family of each event type (what Live events filters by): merges are `users`. */
+export const kindOf = {
+  UserUpserted: 'users',
+  ProfilesMerged: 'users',
+  EventTracked: 'events',
+  ProductSubmitted: 'products',
+  ProductEventTracked: 'productsevents',
+} as const satisfies Record<EventType, string>;
+
+export type ExportKind = (typeof kindOf)[EventType];
+
+export const exportKinds: readonly ExportKind[] = ['users', 'events', 'products', 'productsevents'];
+
+export const isExportKind = (kind: string): kind is ExportKind => (exportKinds as readonly string[]).includes(kind);
+
+export interface ExportedEvent {
+  /** Give it back as `after` to continue past this event. */
+  cursor: string;
+  eventId: string;
+  trackID: string;
+  kind: ExportKind;
+  eventType: EventType;
+  receivedAt: string;
+  /** The event's data as docs/events.md shows it; an erased event's holds no value of the person. */
+  data: Record<string, unknown>;
+  /** Where a Segment message came from (docs/segment.md); absent otherwise. */
+  source?: unknown;
+  /** Which erasure took this event's person, and when; null for an event that is readable. */
+  erased: { erasureId: string | null; erasedAt: string | null } | null;
+}
+
+/** The pseudonyms an erased event keeps in place of its ids link its person's events: never given out. */
+const pseudonymFields = ['userRef', 'anonymousRef'];
+
+export function exportedEvent(event: RecordedEvent, cursor: string): ExportedEvent {
+  let data = event.data as Record<string, unknown>;
+  if (pseudonymFields.some((field) => field in data)) {
+    data = { ...data };
+    for (const field of pseudonymFields) delete data[field];
+  }
+  return {
+    cursor,
+    eventId: event.id,
+    trackID: event.metadata.trackId,
+    kind: kindOf[event.type],
+    eventType: event.type,
+    receivedAt: event.metadata.receivedAt,
+    data,
+    ...(event.metadata.source !== undefined && { source: event.metadata.source }),
+    erased: event.erased ?? null,
+  };
+}
+
+/** The ids of a person an event names, as sent (none on an erased event). */
+export function personIdsOf(data: Record<string, unknown>): string[] {
+  const ids: string[] = [];
+  if (typeof data.userId === 'string') ids.push(data.userId);
+  if (typeof data.anonymousId === 'string') ids.push(data.anonymousId);
+  return ids;
+}
+
+/** The event's own time: the instant it was sent with, else when it was received. */
+export function eventTimeOf(event: ExportedEvent): string {
+  const utc = event.data.eventTimeUtc;
+  return typeof utc === 'string' ? utc : event.receivedAt;
+}
