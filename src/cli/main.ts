@@ -3,6 +3,7 @@ import { accountsCommand } from './accounts.js';
 import { auditCommand } from './audit.js';
 import { CliError } from './context.js';
 import { eraseCommand, erasuresCommand } from './erase.js';
+import { exportCommand } from './export.js';
 import { importCommand } from './import.js';
 import { importUsage, importUsageLine } from './import-options.js';
 import { projectionsCommand } from './projections.js';
@@ -37,6 +38,10 @@ const usage = `usage: tracking <command> [--json]
   erasures --account <license|id> [--limit N]
                                   the account's erasures, the latest first (default 50): state, who,
                                   when requested and done, what was erased
+  export --account <license|id> [--out <file>] [--format ndjson|csv] [--kind <kind>] [--name <eventName>]
+         [--user <id>] [--time received|event] [--from <date>] [--to <date>] [--after <cursor>]
+                                  the account's events, opened, to stdout or a file (docs/export.md);
+                                  a file cut off (Ctrl-C, kill) is continued by the same command
 ${importUsageLine}
 
 Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./data) as npm start does.
@@ -64,6 +69,13 @@ function parsedArgs() {
         suppress: { type: 'boolean', default: false },
         'no-wait': { type: 'boolean', default: false },
         limit: { type: 'string' },
+        out: { type: 'string' },
+        kind: { type: 'string' },
+        name: { type: 'string' },
+        time: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        after: { type: 'string' },
       },
     });
   } catch (error) {
@@ -95,7 +107,10 @@ async function main(): Promise<number> {
     const { account, user, anonymous, suppress } = values;
     await eraseCommand(args, { account, user, anonymous, suppress: suppress === true, wait: values['no-wait'] !== true, json });
   } else if (command === 'erasures') await erasuresCommand(args, { account: values.account, limit: values.limit, json });
-  else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope, origins: values.origin });
+  else if (command === 'export') {
+    const { format, kind, name, user, time, from, to } = values;
+    await exportCommand(args, { account: values.account, out: values.out, after: values.after, params: { format, kind, name, user, time, from, to } });
+  } else if (command === 'accounts') await accountsCommand(args, { json, label: values.label, scope: values.scope, origins: values.origin });
   else throw new CliError(`unknown command '${command}'\n\n${usage}`, 2);
   return 0;
 }

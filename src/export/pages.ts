@@ -11,6 +11,8 @@ export const exportPageBytes = 4 * 1024 * 1024;
 export interface ExportPage {
   /** The events of the page the filter keeps, each with its cursor. */
   events: ExportedEvent[];
+  /** Events the page read, also those the filter left out. */
+  read: number;
   /** Past every event the page looked at, also those the filter left out (null: the start). */
   checkpoint: string | null;
   /** Every event readable when the page was read has been read. */
@@ -40,7 +42,7 @@ export async function readExportPage(
     const exported = exportedEvent(event, encodeExportCursor(event.position));
     if (matchesFilter(filter, exported)) events.push(exported);
   }
-  return { events, checkpoint: page.checkpoint, atEnd: page.atEnd === true };
+  return { events, read: page.events.length, checkpoint: page.checkpoint, atEnd: page.atEnd === true };
 }
 
 /**

@@ -1,11 +1,9 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest } from '../errors.js';
 import type { EventStore } from '../eventstore/port.js';
-import { decodeExportCursor } from '../export/cursor.js';
-import { isExportKind, exportKinds } from '../export/exported-event.js';
 import { readFeed, type FeedWaits } from '../export/feed.js';
-import type { ExportFilter } from '../export/filter.js';
-import { exportFormats, isExportFormat, writeExport, type ExportFormat } from '../export/write.js';
+import { afterOf, exportParamsOf } from '../export/params.js';
+import { streamSink, writeExport, type ExportFormat } from '../export/write.js';
 import type { Logger } from '../logger.js';
 import { replyBudgetBytes } from '../../projections/reply-bytes.js';
 import { accountOf, accountReadAuth, type Credentials } from './auth.js';
@@ -26,46 +24,12 @@ const maxFeedLimit = 1000;
 /** The longest long poll: well under the idle timeouts of proxies. */
 const maxWaitSeconds = 20;
 
-/** ISO 8601 UTC date-times, as the service writes them (a date alone is midnight UTC). */
-const instantPattern = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
-
-function instantQuery(req: Request, name: string): string | undefined {
-  const text = stringQuery(req, name) || undefined;
-  if (text === undefined) return undefined;
-  if (!instantPattern.test(text) || Number.isNaN(Date.parse(text))) throw badRequest(`${name} must be an ISO 8601 date or date-time, such as 2026-11-01 or 2026-11-01T12:00:00Z`);
-  return new Date(Date.parse(text)).toISOString();
-}
-
-function afterQuery(req: Request, store: EventStore): string | null {
-  const text = stringQuery(req, 'after') || undefined;
-  if (text === undefined) return null;
-  const checkpoint = decodeExportCursor(store, text);
-  if (checkpoint === null) throw badRequest('after is not a cursor this service gave out');
-  return checkpoint;
-}
-
 function integerQuery(req: Request, name: string, { fallback, min, max }: { fallback: number; min: number; max: number }): number {
   const text = stringQuery(req, name);
   if (text === undefined) return fallback;
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < min || value > max) throw badRequest(`${name} must be an integer from ${min} to ${max}`);
   return value;
-}
-
-/** The filters of an export (docs/export.md, Filters), each checked and named when wrong. */
-function exportFilterOf(req: Request): ExportFilter {
-  const kind = stringQuery(req, 'kind') || undefined;
-  if (kind !== undefined && !isExportKind(kind)) throw badRequest(`kind must be one of ${exportKinds.join(', ')}`);
-  const time = stringQuery(req, 'time') || undefined;
-  if (time !== undefined && time !== 'received' && time !== 'event') throw badRequest('time must be received or event');
-  const name = stringQuery(req, 'name') || undefined;
-  const person = stringQuery(req, 'user') || undefined;
-  for (const [field, value] of [['name', name], ['user', person]] as const) {
-    if (value !== undefined && value.length > 1000) throw badRequest(`${field} must be at most 1000 characters`);
-  }
-  const from = instantQuery(req, 'from');
-  const to = instantQuery(req, 'to');
-  return { ...(kind && { kind }), ...(name && { name }), ...(person && { person }), ...(time && { time }), ...(from && { from }), ...(to && { to }) };
 }
 
 const contentTypes: Record<ExportFormat, string> = { ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8' };
@@ -80,13 +44,7 @@ export function exportRoutes({ credentials, store, log, feedWaits, isShuttingDow
   const auth = accountReadAuth(credentials);
 
   router.get('/export', auth, async (req: Request, res: Response) => {
-    const format = stringQuery(req, 'format') || 'ndjson';
-    if (!isExportFormat(format)) throw badRequest(`format must be one of ${exportFormats.join(', ')}`);
-    const filter = exportFilterOf(req);
-    if (format === 'csv' && filter.kind === undefined) throw badRequest(`kind is required with format=csv, whose columns are those of one kind: ${exportKinds.join(', ')}`);
-    const header = stringQuery(req, 'header') ?? 'true';
-    if (header !== 'true' && header !== 'false') throw badRequest('header must be true or false');
-    const after = afterQuery(req, store);
+    const { format, filter, after, header } = exportParamsOf((name) => stringQuery(req, name), store);
     const accountId = accountOf(res).id;
     const fileName = format === 'csv' ? `events-${filter.kind}.csv` : 'events.ndjson';
     res.set({
@@ -98,7 +56,7 @@ export function exportRoutes({ credentials, store, log, feedWaits, isShuttingDow
     });
     res.status(200);
     try {
-      const done = await writeExport(store, res, { accountId, after, filter, format, header: header === 'true' }, () => {
+      const done = await writeExport(store, streamSink(res), { accountId, after, filter, format, header }, () => {
         if (isShuttingDown()) throw new Error('the service is stopping');
       });
       if (done.cursor !== null) res.addTrailers({ 'Export-Cursor': done.cursor });
@@ -115,7 +73,7 @@ export function exportRoutes({ credentials, store, log, feedWaits, isShuttingDow
   });
 
   router.get('/feed', auth, async (req: Request, res: Response) => {
-    const after = afterQuery(req, store);
+    const after = afterOf((name) => stringQuery(req, name), store);
     const limit = integerQuery(req, 'limit', { fallback: defaultFeedLimit, min: 1, max: maxFeedLimit });
     const waitMs = integerQuery(req, 'wait', { fallback: 0, min: 0, max: maxWaitSeconds }) * 1000;
     const gone = new AbortController();
