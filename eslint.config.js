@@ -10,6 +10,10 @@ export default tseslint.config(
     languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
   },
   {
+    files: ['docs/examples/**/*.mjs'],
+    languageOptions: { globals: { console: 'readonly', process: 'readonly', fetch: 'readonly', setTimeout: 'readonly', URLSearchParams: 'readonly', AbortSignal: 'readonly' } },
+  },
+  {
     // Only the EventStoreDB adapter (and the test double, with the specs of the double itself) use
     // the client library, so that moving to another client (@kurrent/kurrentdb-client) stays there.
     files: ['**/*.ts'],
