@@ -138,6 +138,14 @@ function catchUpRead(byAccount: boolean): string {
 
 export const readAllAfter = catchUpRead(false);
 
+/**
+ * How a catch-up read is run: along its index, in order, whatever PostgreSQL estimates. Its row
+ * estimate for a cursor and a horizon is often far too low (a table just filled, before ANALYZE),
+ * and it then sorts every row past the cursor, data included, for each page: a backlog read in
+ * pages cost the square of its size (docs/performance.md, Catch-up reads in index order).
+ */
+export const inIndexOrder = 'BEGIN READ ONLY; SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off';
+
 export const readAccountAfter = catchUpRead(true);
 
 /**

@@ -1,5 +1,6 @@
 import { quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
+import { inTransaction } from '../db/transaction.js';
 import { fromStored } from './events.js';
 import { GroupCommitter } from './group-commit.js';
 import { accountsOf, defaultPageBytes, type OnBatch, type AccountsScan, type AppendedEvent, type BacklogQuery, type Backlog, type EventStore, type NewEvent, type ReadAllResult, type ReadFilter, type RecordedEvent, asStoreUnavailable } from './port.js';
@@ -209,7 +210,7 @@ export class PostgresEventStore implements EventStore {
     const values: unknown[] = [transactionId, globalPosition, limit, filter.types ?? null, filter.data !== false, filter.maxBytes ?? defaultPageBytes];
     const text = filter.accountId === undefined ? sql.readAllAfter : sql.readAccountAfter;
     if (filter.accountId !== undefined) values.push(filter.accountId);
-    const { rows } = await this.pool.query<EventRow & { wanted: boolean; bytes: number; page_rows: string }>(text, values);
+    const { rows } = await inTransaction(this.pool, (client) => client.query<EventRow & { wanted: boolean; bytes: number; page_rows: string }>(text, values), { begin: sql.inIndexOrder });
     const last = rows.at(-1);
     return {
       events: rows
