@@ -32,6 +32,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
         expect(await navLinks(page)).to.deep.equal([
           'Overview',
           'Leads',
+          'Products',
           'Live events',
           'Warnings',
           'Track lookup',
@@ -124,7 +125,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
     try {
       await signInAsAccount(page, app.baseUrl, first, '/dashboard/leads');
       await page.getByRole('heading', { name: 'Leads' }).waitFor();
-      expect(await navLinks(page)).to.deep.equal(['Overview', 'Leads', 'Live events', 'Warnings', 'Track lookup', 'Credentials', 'Erasures', 'API reference']);
+      expect(await navLinks(page)).to.deep.equal(['Overview', 'Leads', 'Products', 'Live events', 'Warnings', 'Track lookup', 'Credentials', 'Erasures', 'API reference']);
       expect(await page.getByRole('link', { name: 'Leads' }).getAttribute('aria-current')).to.equal('page');
 
       await page.evaluate('window.sameDocument = true');
@@ -165,7 +166,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
       await page.locator('a.skip').focus();
       const active = async (): Promise<string> => String(await page.evaluate('document.activeElement.textContent')).trim();
       const reached: string[] = [await active()];
-      for (let i = 0; i < 7; i++) {
+      for (let i = 0; i < 8; i++) {
         await page.keyboard.press('Tab');
         reached.push(await active());
       }
@@ -174,6 +175,7 @@ describe('dashboard layout and sign-in (e2e)', () => {
         'Sign out',
         'Overview',
         'Leads',
+        'Products',
         'Live events',
         'Warnings',
         'Track lookup',

@@ -151,6 +151,37 @@ describe('OpenAPI document served, and the replies it describes (e2e)', () => {
     await get(accountPath('overview'));
   });
 
+  it('describes products: the list (a large one truncated), one product, its events, and their refusals', async () => {
+    queued(await ingest('products', { productId: 'p-large', properties: { text: 'x'.repeat(5000) } }));
+    await app.projected();
+    const list = await get<{ products: { productId: string; truncated?: unknown }[]; nextCursor: string }>(accountPath('products?limit=2'), bearer);
+    expect(list.body.products.map((product) => [product.productId, Boolean(product.truncated)])).to.deep.equal([['p-large', true], ['p-2', false]]);
+    expect(list.headers.get('server-timing')).to.match(/^app;dur=/);
+    await get(accountPath(`products?q=P-&cursor=${list.body.nextCursor}`), admin);
+    await get(accountPath('products?cursor=nonsense'), bearer);
+    await get(accountPath('products'), `Bearer ${account.licenseCode}`);
+    await get(accountPath('products/p-1'), bearer);
+    await get(accountPath('products/p-none'), bearer);
+    const events = await get<{ events: unknown[] }>(accountPath('products/p-1/events?limit=5'), bearer);
+    expect(events.body.events).to.have.length(2);
+    await get(accountPath('products/p-1/events?limit=501'), bearer);
+    await get(accountPath('products/p-none/events'), bearer);
+  });
+
+  it('describes the export and the feed: NDJSON, CSV, a page with its cursor, and their refusals', async () => {
+    const ndjson = await get<string>(accountPath('export'), bearer);
+    expect(ndjson.headers.get('content-type')).to.equal('application/x-ndjson; charset=utf-8');
+    const first = JSON.parse(String(ndjson.body).split('\n')[0] ?? '') as { cursor: string };
+    const csv = await get<string>(accountPath(`export?format=csv&kind=events&after=${first.cursor}`), admin);
+    expect(String(csv.body).split('\n')[0]).to.match(/^event_id,/);
+    await get(accountPath('export?format=csv'), bearer);
+    await get(accountPath('export'), `Bearer ${account.licenseCode}`);
+    const page = await get<{ events: unknown[]; next: string }>(accountPath('feed?limit=2'), bearer);
+    expect(page.body.events).to.have.length(2);
+    await get(accountPath(`feed?after=${page.body.next}&limit=1000`), bearer);
+    await get(accountPath('feed?wait=21'), bearer);
+  });
+
   it('describes erasure: the request, its state, the list, and an erased event in the track lookup', async () => {
     const trackID = (await ingest('events', { userId: 'u-erase', eventName: 'gone', eventData: { note: 'private' } })).body as { response: { trackID: string } };
     const path = `/v1/accounts/${account.licenseCode}/erasures`;

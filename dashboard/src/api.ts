@@ -194,6 +194,22 @@ export const leadEvents = (license: string, id: string, limit?: number, cursor?:
 export const leadTimeline = (license: string, id: string, limit?: number, cursor?: string) =>
   call<Reply<'get-lead-timeline'>>('GET', withQuery(`${accountPath(license)}/leads/${segment(id)}/timeline`, { limit, cursor }));
 
+// ---- products ----
+
+/** A product as `GET .../products/{productId}` returns it: its latest properties in full, and who sent them. */
+export type Product = Schemas['Product'];
+/** A product as the list shows it: its properties null when too large for a list (`truncated`). */
+export type ListedProduct = Schemas['ListedProduct'];
+export type ProductEvent = Reply<'list-product-events'>['events'][number];
+export type ProductQuery = QueryOf<'list-products'>;
+/** A page of the products list, with the cursor of the next. */
+export type ProductList = Reply<'list-products'>;
+
+export const listProducts = (license: string, query: ProductQuery = {}) => call<Reply<'list-products'>>('GET', withQuery(`${accountPath(license)}/products`, { ...query }));
+export const getProduct = (license: string, productId: string) => call<Reply<'get-product'>>('GET', `${accountPath(license)}/products/${segment(productId)}`);
+export const productEvents = (license: string, productId: string, limit?: number, cursor?: string) =>
+  call<Reply<'list-product-events'>>('GET', withQuery(`${accountPath(license)}/products/${segment(productId)}/events`, { limit, cursor }));
+
 // ---- track lookup ----
 
 /** Where one copy of a stored event is. */

@@ -64,6 +64,26 @@ export function stringQuery(req: Request, name: string): string | undefined {
   return value;
 }
 
+/** The `limit` of a read list: `fallback` when absent; 400 unless an integer from 1 to `max`. */
+export function limitOf(req: Request, { fallback = 50, max = 500 } = {}): number {
+  const raw = req.query.limit;
+  if (raw === undefined) return fallback;
+  const limit = Number(raw);
+  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > max) {
+    throw badRequest(`limit must be an integer from 1 to ${max}`);
+  }
+  return limit;
+}
+
+/** The `cursor` parameter decoded by `decode`: undefined when absent or empty; 400 when not one this API gave out. */
+export function cursorOf<T>(req: Request, decode: (text: string) => T | null, name = 'cursor'): T | undefined {
+  const text = stringQuery(req, name);
+  if (text === undefined || text === '') return undefined;
+  const cursor = decode(text);
+  if (cursor === null) throw badRequest(`${name} is not one this API gave out`);
+  return cursor;
+}
+
 /**
  * The query string, read from the request line: express's parser turns bytes that are not UTF-8
  * (`%ED%A0%80`, an encoded surrogate; `%FF`) into U+FFFD, and a changed value would be searched for.

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { badRequest, notFound } from '../errors.js';
-import { stringQuery } from './params.js';
+import { cursorOf, limitOf, stringQuery } from './params.js';
 import { decodeCursor, decodeLeadEventsCursor, findLead, findLeadEvents, findLeads, type Lead, type LeadKind } from '../../projections/leads/queries.js';
 import { attributeNamePattern, maxAttributeNameLength, maxAttributeValueLength, type AttributeFilter } from '../../projections/leads/attribute-filter.js';
 import { decodeTimelineCursor, findLeadTimeline } from '../../projections/leads/timeline.js';
@@ -19,34 +19,14 @@ import type { Pool } from '../db/pool.js';
 import type { AccountRefs } from '../eventstore/events.js';
 import type { EventStore } from '../eventstore/port.js';
 import { activityRoutes } from './activity-routes.js';
+import { productRoutes } from './product-routes.js';
 import { accountOf, accountReadAuth, type Credentials } from './auth.js';
 import { serverTiming } from './server-timing.js';
 
-const defaultLimit = 50;
-const maxLimit = 500;
 /** Live events: a page the dashboard polls every second. */
 const maxLiveLimit = 200;
 const defaultTimelineLimit = 100;
 const leadKinds: readonly string[] = ['known', 'anonymous'] satisfies LeadKind[];
-
-function limitOf(req: Request, { fallback = defaultLimit, max = maxLimit } = {}): number {
-  const raw = req.query.limit;
-  if (raw === undefined) return fallback;
-  const limit = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(limit) || limit < 1 || limit > max) {
-    throw badRequest(`limit must be an integer from 1 to ${max}`);
-  }
-  return limit;
-}
-
-/** The `cursor` parameter decoded by `decode`: undefined when absent or empty; 400 when not one this API gave out. */
-function cursorOf<T>(req: Request, decode: (text: string) => T | null, name = 'cursor'): T | undefined {
-  const text = stringQuery(req, name);
-  if (text === undefined || text === '') return undefined;
-  const cursor = decode(text);
-  if (cursor === null) throw badRequest(`${name} is not one this API gave out`);
-  return cursor;
-}
 
 /** The leads list's filter by a custom attribute: `attribute` and `value` together, or neither (an empty `attribute` is none). */
 function attributeFilterOf(req: Request): AttributeFilter | undefined {
@@ -146,5 +126,6 @@ export function readRoutes({ credentials, pool, store, config, pseudonyms }: Rea
   });
 
   router.use(activityRoutes(pool, store));
+  router.use(productRoutes(pool));
   return router;
 }

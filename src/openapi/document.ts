@@ -11,6 +11,7 @@ import { ingestOperations } from './ingest-operations.js';
 import { itemSchemas } from './item-schemas.js';
 import type { JsonObject } from './json.js';
 import type { Access, OperationDoc } from './operation.js';
+import { productOperations, productSchemas } from './product-operations.js';
 import { readSchemas } from './read-schemas.js';
 import { replySchemas } from './reply-schemas.js';
 import { segmentOperations } from './segment-operations.js';
@@ -32,6 +33,7 @@ export const operations: readonly OperationDoc[] = [
   ...browserKeyOperations,
   ...settingsOperations,
   ...readOperations,
+  ...productOperations,
   ...exportOperations,
   ...projectionOperations,
   ...serviceOperations,
@@ -52,6 +54,8 @@ function pathParameterOf(name: string, path: string): JsonObject {
       if (path.includes('/erasures/')) return pathParameter('id', 'The id of the erasure.', { type: 'string', format: 'uuid' });
       if (path.includes('/browser-keys/')) return pathParameter('id', 'The id of the browser key (from the list).', { type: 'string', format: 'uuid' });
       return pathParameter('id', 'The userId or anonymousId of the lead.');
+    case 'productId':
+      return pathParameter('productId', 'The productId of the product, as sent.');
     case 'writeKey':
       return pathParameter('writeKey', 'A browser key of the account, as the Segment write key of analytics-next.');
     case 'trackID':
@@ -152,7 +156,8 @@ const tags: JsonObject[] = [
   { name: 'Accounts', description: 'Operators: accounts and their first access token.' },
   { name: 'Access tokens', description: "An account's access tokens: up to 20 active, each with a label and a scope." },
   { name: 'Browser keys', description: "An account's browser keys: public credentials of web pages, bound to their origins, that only post items (docs/browser.md); up to 20 active." },
-  { name: 'Read API', description: 'The read models: leads, their events and timeline, the track lookup, live events, ingestion warnings, the overview.' },
+  { name: 'Read API', description: 'The read models: leads, their events and timeline, products and their events, the track lookup, live events, ingestion warnings, the overview.' },
+  { name: 'Export', description: "An account's events out of the store, opened, for analysts and their warehouses: a streamed export (NDJSON, CSV) and a feed to load from (docs/export.md)." },
   { name: 'Projections', description: 'Operators: the projection workers that build the read models.' },
   { name: 'Operations', description: 'Health, metrics and this document.' },
   { name: 'Dashboard', description: 'The dashboard, a single-page app that calls the API above.' },
@@ -184,7 +189,7 @@ export function openApiDocument(): JsonObject {
     tags,
     paths,
     components: {
-      schemas: { ...itemSchemas(), ...replySchemas, ...browserSchemas, ...readSchemas, ...erasureSchemas, ...exportSchemas },
+      schemas: { ...itemSchemas(), ...replySchemas, ...browserSchemas, ...readSchemas, ...productSchemas, ...erasureSchemas, ...exportSchemas },
       responses: { ...responses, ...Object.fromEntries(corsResponses) },
       parameters,
       headers,

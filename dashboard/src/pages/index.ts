@@ -7,6 +7,8 @@ import { LeadsPage } from './leads';
 import { LiveEventsPage } from './live-events';
 import { OverviewPage } from './overview';
 import type { PageRoute } from './page';
+import { ProductPage } from './product';
+import { ProductsPage } from './products';
 import { ProjectionsPage } from './projections';
 import { TrackLookupPage } from './track-lookup';
 import { WarningsPage } from './warnings';
@@ -16,6 +18,8 @@ export const routes: readonly PageRoute[] = [
   { path: '/', title: 'Overview', page: OverviewPage, nav: true, accountScoped: true },
   { path: '/leads', title: 'Leads', page: LeadsPage, nav: true, accountScoped: true },
   { path: '/leads/:id', title: 'Lead', page: LeadPage, nav: false, accountScoped: true },
+  { path: '/products', title: 'Products', page: ProductsPage, nav: true, accountScoped: true },
+  { path: '/products/:id', title: 'Product', page: ProductPage, nav: false, accountScoped: true },
   { path: '/live', title: 'Live events', page: LiveEventsPage, nav: true, accountScoped: true },
   { path: '/warnings', title: 'Warnings', page: WarningsPage, nav: true, accountScoped: true },
   { path: '/track', title: 'Track lookup', page: TrackLookupPage, nav: true, accountScoped: true },

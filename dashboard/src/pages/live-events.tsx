@@ -1,6 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { liveEvents, lookupTrack, type LiveItem, type LiveKind, type TrackLookup } from '../api';
 import { ErrorText, PageHeading } from '../components';
+import { csvExport, ndjsonExport, type ExportSelection } from '../components/export-link';
 import { usePolling } from '../components/polling';
 import { When } from '../components/when';
 import { TrackEvents } from '../components/track-events';
@@ -120,6 +121,7 @@ export function LiveEventsPage({ license }: PageProps) {
           </button>
         ) : null}
       </form>
+      {license ? <ExportLinks license={license} selection={query} /> : null}
       <ErrorText error={error} />
       {!loaded && !error ? <p>Loading the latest items…</p> : null}
       {loaded && rows.length === 0 ? <p>{filtered ? 'No stored item matches these filters yet.' : 'No item stored yet.'}</p> : null}
@@ -181,6 +183,31 @@ export function LiveEventsPage({ license }: PageProps) {
       ) : null}
       {opened && license ? <StoredJsonPanel license={license} trackID={opened} onClose={() => setOpened(null)} /> : null}
     </section>
+  );
+}
+
+/**
+ * Downloads of every stored item the applied filters select (not only the rows shown): plain links
+ * the browser saves as it receives them. CSV has the columns of one kind, so it waits for a kind.
+ */
+function ExportLinks({ license, selection }: { license: string; selection: ExportSelection }) {
+  const ndjson = ndjsonExport(license, selection);
+  const { kind } = selection;
+  const csv = kind === undefined ? null : csvExport(license, { ...selection, kind });
+  return (
+    <div class="toolbar live-export">
+      <span class="status-text">All stored items these filters select:</span>
+      <a class="download" href={ndjson.href} download={ndjson.fileName}>
+        Download NDJSON
+      </a>
+      {csv ? (
+        <a class="download" href={csv.href} download={csv.fileName}>
+          Download CSV
+        </a>
+      ) : (
+        <span class="hint">CSV: choose a kind first (its columns are those of one kind).</span>
+      )}
+    </div>
   );
 }
 
