@@ -9,6 +9,7 @@ import { hostileGroup, largeReplies, printHostile, wideJson, type HostileRow } f
 import { freshnessGroup, type FreshnessRow } from './freshness.js';
 import { printImport } from './import.js';
 import { erasureGroup, type ErasureResult } from './erasure.js';
+import { exportGroup, printExport, type ExportResult } from './export.js';
 import { printErasure, printSealing } from './erasure-report.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
@@ -50,7 +51,9 @@ import { workersGroup, type WorkersResult } from './workers.js';
  *  - browser: single and bulk events sent with a browser key (?key=, Origin, text/plain) and with an
  *    access token, in turn, PROJECTIONS=off (browser.ts), on an eighth;
  *  - segment: Segment's /v1/batch (track, a mix with identify, 500 a batch) against events/bulk and
- *    users/bulk per item, in turn, PROJECTIONS=off (segment.ts), on a ninth.
+ *    users/bulk per item, in turn, PROJECTIONS=off (segment.ts), on a ninth;
+ *  - export: the export of an account of a million events against PostgreSQL reading its rows and
+ *    the store's read with fields opened, and the service's memory (export.ts), on a tenth.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed, the read models
@@ -88,6 +91,7 @@ async function main(): Promise<void> {
     erasure: await mkdtemp(join(tmpdir(), 'tracking-bench-erasure-')),
     browser: await mkdtemp(join(tmpdir(), 'tracking-bench-browser-')),
     segment: await mkdtemp(join(tmpdir(), 'tracking-bench-segment-')),
+    export: await mkdtemp(join(tmpdir(), 'tracking-bench-export-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -110,6 +114,8 @@ async function main(): Promise<void> {
     const browser: BrowserResult | null = selected.has('browser') ? await browserGroup(dirs.browser, adminToken, children) : null;
     const segment: SegmentResult | null = selected.has('segment') ? await segmentGroup(dirs.segment, adminToken, children) : null;
 
+    const exported: ExportResult | null = selected.has('export') ? await exportGroup(dirs.export, adminToken, children) : null;
+
     const results = { ...ingested, projected, freshness, workers, sealing, erasure, browser, segment, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
@@ -128,13 +134,14 @@ async function main(): Promise<void> {
     if (erasure && printErasure(erasure)) failed = true;
     if (browser && printBrowser(browser)) failed = true;
     if (segment && printSegment(segment)) failed = true;
+    if (exported && printExport(exported)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
     if (printProblems(ingested.rows, children, [...projected.readModelProblems, ...(workers?.problems ?? [])])) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, segment, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, segment, export: exported, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }

@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser', 'segment'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser', 'segment', 'export'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
@@ -73,6 +73,10 @@ export const settings = {
   erasureEvents: intEnv('BENCH_ERASURE_EVENTS', 10_000, 100),
   erasureConnections: intEnv('BENCH_ERASURE_CONNECTIONS', 16, 1),
   erasureBeforeSeconds: intEnv('BENCH_ERASURE_BEFORE', 8, 1),
+  // Export: the events of the exported account (posted in bulk of bulkSize), and the rounds of the
+  // export and its two ceilings, in a turned order each round (export.ts).
+  exportEvents: intEnv('BENCH_EXPORT_EVENTS', 1_000_000, 1_000),
+  exportRounds: intEnv('BENCH_EXPORT_ROUNDS', 3, 1),
   // Longest wait for the projections to catch up after an ingest scenario.
   drainLimitSeconds: intEnv('BENCH_DRAIN_LIMIT', 60, 0),
   // Past it, a catch-up, rebuild or import is stopped and its rate so far reported.

@@ -64,11 +64,10 @@ export class PersonKeys {
 
   /** The current key of each person of an account, made for those who have none. */
   async forSealing(accountId: string, persons: readonly PersonId[]): Promise<Map<PersonId, SealingKey>> {
-    const now = Date.now();
     const found = new Map<PersonId, SealingKey>();
     const missing: PersonId[] = [];
     for (const person of new Set(persons)) {
-      const cached = this.sealing.get(`${accountId}/${person}`, now);
+      const cached = this.sealing.get(`${accountId}/${person}`);
       if (cached) found.set(person, cached);
       else missing.push(person);
     }
@@ -83,19 +82,18 @@ export class PersonKeys {
     for (const person of missing) {
       const key = found.get(person);
       if (!key) throw new Error('a person key could not be made');
-      this.sealing.set(`${accountId}/${person}`, key, now);
-      this.opening.set(key.id, { accountId, key: key.key }, now);
+      this.sealing.set(`${accountId}/${person}`, key);
+      this.opening.set(key.id, { accountId, key: key.key });
     }
     return found;
   }
 
   /** The keys of these ids, or how they were erased. */
   async forOpening(keyIds: readonly number[]): Promise<Map<number, OpeningKey>> {
-    const now = Date.now();
     const found = new Map<number, OpeningKey>();
     const missing: number[] = [];
     for (const id of new Set(keyIds)) {
-      const cached = this.opening.get(id, now);
+      const cached = this.opening.get(id);
       if (cached) found.set(id, cached);
       else missing.push(id);
     }
@@ -110,7 +108,7 @@ export class PersonKeys {
         : { accountId: row.account_id, erased: { erasureId: row.erasure_id, erasedAt: row.erased_at?.toISOString() ?? null } };
       found.set(row.key_id, opening);
       // An erasure is for good: its mark may be kept as long as the cache has room.
-      this.opening.set(row.key_id, opening, now, row.key ? this.cacheMs : 24 * 60 * 60 * 1000);
+      this.opening.set(row.key_id, opening, row.key ? this.cacheMs : 24 * 60 * 60 * 1000);
     }
     // No such key (a box made up, or keys lost with a database restored without them): unreadable.
     for (const id of missing) if (!found.has(id)) found.set(id, { accountId: null, erased: { erasureId: null, erasedAt: null } });

@@ -32,11 +32,10 @@ export class SuppressedIds implements SuppressionList {
   }
 
   of(accountId: string): Promise<SuppressedSet> {
-    const now = Date.now();
-    const held = this.lists.get(accountId, now);
+    const held = this.lists.get(accountId);
     if (held) return held;
     const read = this.pool.query<{ person_id: string }>(suppressedOfAccount, [accountId]).then(({ rows }) => new Set(rows.map((r) => r.person_id)));
-    this.lists.set(accountId, read, now);
+    this.lists.set(accountId, read);
     read.catch(() => this.lists.delete(accountId, read));
     return read;
   }
