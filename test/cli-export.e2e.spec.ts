@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { parquetReadObjects } from 'hyparquet';
 import { projectRoot } from '../src/paths.js';
 import { TestApp, type Credentials } from './support/app.js';
 import { tracking } from './support/cli.js';
@@ -101,6 +102,19 @@ describe('tracking export (e2e)', function () {
     await import('node:fs/promises').then((fs) => fs.writeFile(foreign, 'not ours\n'));
     const refused = await tracking(app, 'export', '--account', acme.licenseCode, '--out', foreign);
     expect([refused.code, await readFile(foreign, 'utf8')]).to.deep.equal([1, 'not ours\n']);
+  });
+
+  it('writes a Parquet file whole, under another name until done, and never over a file that exists', async () => {
+    const out = join(dir as string, 'events.parquet');
+    const run = await tracking(app, 'export', '--account', acme.licenseCode, '--out', out, '--format', 'parquet', '--kind', 'events', '--name', 'Bought');
+    expect(run.code, run.stderr).to.equal(0);
+    const bytes = await readFile(out);
+    const rows = (await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer })) as Record<string, unknown>[];
+    const bought = ndjsonLinesOf(expected).filter((line) => line.data.eventName === 'Bought');
+    expect(rows.map((row) => row.event_id)).to.deep.equal(bought.map((line) => line.eventId));
+    expect(await stat(`${out}.partial`).then(() => true, () => false)).to.equal(false);
+    const again = await tracking(app, 'export', '--account', acme.licenseCode, '--out', out, '--format', 'parquet', '--kind', 'events');
+    expect([again.code, again.stderr.includes('exists: a Parquet export is written whole')]).to.deep.equal([1, true]);
   });
 
   it('shows a progress bar on a terminal', async () => {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import { expect } from 'chai';
+import { parquetReadObjects } from 'hyparquet';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { servedApp, type Credentials, type TestApp } from './support/app.js';
 import { openPage, screenshot, usesBrowser } from './support/browser.js';
@@ -42,10 +43,11 @@ describe('dashboard live events: downloads of the filtered export (e2e)', () => 
   });
 
   /** Clicks `link` and returns the file the browser saved, with the name it was given. */
-  async function download(page: Page, link: Locator): Promise<{ name: string; text: string; url: string }> {
+  async function download(page: Page, link: Locator): Promise<{ name: string; text: string; bytes: Buffer; url: string }> {
     const [saved] = await Promise.all([page.waitForEvent('download'), link.click()]);
     expect(await saved.failure(), 'download failure').to.equal(null);
-    return { name: saved.suggestedFilename(), text: await readFile(await saved.path(), 'utf8'), url: saved.url() };
+    const bytes = await readFile(await saved.path());
+    return { name: saved.suggestedFilename(), text: bytes.toString('utf8'), bytes, url: saved.url() };
   }
   const ndjsonLines = (text: string): ExportedLine[] => {
     expect(text.endsWith('\n'), 'ends with a line break').to.equal(true);
@@ -56,7 +58,7 @@ describe('dashboard live events: downloads of the filtered export (e2e)', () => 
   };
 
   for (const width of [1280, 400]) {
-    it(`downloads NDJSON and, once a kind is chosen, CSV of exactly what the applied filters select at ${width} px`, async () => {
+    it(`downloads NDJSON and, once a kind is chosen, CSV and Parquet of exactly what the applied filters select at ${width} px`, async () => {
       const person = `u/ü ?x=${width}&y`;
       const post = async (who: Credentials, endpoint: string, body: unknown) => queued(await app.ingest(who, endpoint, body));
       // Selected by name and user: an event naming the person by userId, one by anonymousId, and a
@@ -87,7 +89,7 @@ describe('dashboard live events: downloads of the filtered export (e2e)', () => 
         // No kind chosen: NDJSON of every kind, and CSV waits for a kind.
         await ndjsonLink.waitFor();
         expect(await csvLink.count()).to.equal(0);
-        expect(await page.locator('.live-export').textContent()).to.include('CSV: choose a kind first');
+        expect(await page.locator('.live-export').textContent()).to.include('CSV and Parquet: choose a kind first');
 
         await page.getByLabel('Event name').fill(awkwardName);
         await page.getByLabel('User').fill(person);
@@ -140,6 +142,14 @@ describe('dashboard live events: downloads of the filtered export (e2e)', () => 
         ]);
         expect(JSON.parse(rows[0]?.[column('event_data')] ?? '')).to.deep.equal({ note: 'a, "quoted"\nvalue' });
         expect(csv.text).not.to.include(foreign);
+        const parquet = await download(page, page.getByRole('link', { name: 'Download Parquet' }));
+        expect(parquet.name).to.equal('events-events.parquet');
+        const file = parquet.bytes.buffer.slice(parquet.bytes.byteOffset, parquet.bytes.byteOffset + parquet.bytes.byteLength) as ArrayBuffer;
+        const parquetRows = (await parquetReadObjects({ file })) as Record<string, unknown>[];
+        expect(parquetRows.map((row) => [row.track_id, row.event_name])).to.deep.equal([
+          [byUserId, awkwardName],
+          [byAnonymousId, awkwardName],
+        ]);
 
         // The filter text stays text; the page keeps within its width.
         expect(await page.locator('img').count()).to.equal(0);

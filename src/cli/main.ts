@@ -38,7 +38,7 @@ const usage = `usage: tracking <command> [--json]
   erasures --account <license|id> [--limit N]
                                   the account's erasures, the latest first (default 50): state, who,
                                   when requested and done, what was erased
-  export --account <license|id> [--out <file>] [--format ndjson|csv] [--kind <kind>] [--name <eventName>]
+  export --account <license|id> [--out <file>] [--format ndjson|csv|parquet] [--kind <kind>] [--name <eventName>]
          [--user <id>] [--time received|event] [--from <date>] [--to <date>] [--after <cursor>]
                                   the account's events, opened, to stdout or a file (docs/export.md);
                                   a file cut off (Ctrl-C, kill) is continued by the same command

@@ -60,12 +60,13 @@ export function exportedEvent(event: RecordedEvent, cursor: string): ExportedEve
   };
 }
 
-/** The ids of a person an event names, as sent (none on an erased event). */
-export function personIdsOf(data: Record<string, unknown>): string[] {
-  const ids: string[] = [];
-  if (typeof data.userId === 'string') ids.push(data.userId);
-  if (typeof data.anonymousId === 'string') ids.push(data.anonymousId);
-  return ids;
+/**
+ * The person an event is of, as Live events' filter names them: its userId, else its anonymousId
+ * (null on an erased event, and on a product sent without a user).
+ */
+export function personOf(data: Record<string, unknown>): string | null {
+  if (typeof data.userId === 'string') return data.userId;
+  return typeof data.anonymousId === 'string' ? data.anonymousId : null;
 }
 
 /** The event's own time: the instant it was sent with, else when it was received. */

@@ -29,8 +29,12 @@ export interface FeedWaits {
   next(accountId: string, ms: number, signal: AbortSignal): Promise<void>;
 }
 
-/** How often a long poll looks again for events appended by another process. */
-const lookAgainMs = 250;
+/**
+ * When a long poll looks again for events appended by another process (this process's appends wake
+ * it at once): soon, then less often, so that idle polls cost the store little.
+ */
+const firstLookAgainMs = 250;
+const lastLookAgainMs = 1_000;
 
 /**
  * The account's events after a cursor, in the store's catch-up order (gap-safe, as the
@@ -39,6 +43,7 @@ const lookAgainMs = 250;
 export async function readFeed(store: EventStore, waits: FeedWaits, request: FeedRequest, signal: AbortSignal): Promise<FeedPage> {
   const deadline = Date.now() + request.waitMs;
   let checkpoint = request.after;
+  let lookAgainMs = firstLookAgainMs;
   for (;;) {
     const page = await readExportPage(store, request.accountId, checkpoint, {}, { limit: request.limit, maxBytes: request.maxBytes });
     checkpoint = page.checkpoint;
@@ -47,5 +52,6 @@ export async function readFeed(store: EventStore, waits: FeedWaits, request: Fee
       return { events: page.events, next: checkpoint === null ? null : encodeExportCursor(checkpoint), atEnd: page.atEnd };
     }
     await waits.next(request.accountId, Math.min(left, lookAgainMs), signal);
+    lookAgainMs = Math.min(lookAgainMs * 2, lastLookAgainMs);
   }
 }

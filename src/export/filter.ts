@@ -1,11 +1,11 @@
-import { eventTimeOf, personIdsOf, type ExportedEvent, type ExportKind } from './exported-event.js';
+import { eventTimeOf, personOf, type ExportedEvent, type ExportKind } from './exported-event.js';
 
 /** Which events an export holds (docs/export.md, Filters): each given part must match. */
 export interface ExportFilter {
   kind?: ExportKind;
   /** The eventName of an event or product event, exactly. */
   name?: string;
-  /** A person: their userId or anonymousId, exactly, as the event names them. */
+  /** A person: the event's userId, or its anonymousId when it has no userId, exactly (as Live events filters). */
   person?: string;
   /** The time `from` and `to` bound: when the service received the event, or the event's own time. */
   time?: 'received' | 'event';
@@ -21,7 +21,7 @@ const instant = (text: string): number => Date.parse(text);
 export function matchesFilter(filter: ExportFilter, event: ExportedEvent): boolean {
   if (filter.kind !== undefined && event.kind !== filter.kind) return false;
   if (filter.name !== undefined && event.data.eventName !== filter.name) return false;
-  if (filter.person !== undefined && !personIdsOf(event.data).includes(filter.person)) return false;
+  if (filter.person !== undefined && personOf(event.data) !== filter.person) return false;
   if (filter.from !== undefined || filter.to !== undefined) {
     const at = instant(filter.time === 'event' ? eventTimeOf(event) : event.receivedAt);
     if (filter.from !== undefined && at < instant(filter.from)) return false;

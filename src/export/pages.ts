@@ -32,27 +32,35 @@ export async function readExportPage(
   accountId: string,
   checkpoint: string | null,
   filter: ExportFilter,
-  { limit = exportPageEvents, maxBytes = exportPageBytes }: { limit?: number; maxBytes?: number } = {},
+  { limit = exportPageEvents, maxBytes = exportPageBytes, endAt }: { limit?: number; maxBytes?: number; endAt?: number } = {},
 ): Promise<ExportPage> {
   const types = typesOfKind(filter.kind);
   const page = await store.readAll(checkpoint, limit, { accountId, maxBytes, ...(types && { types }) });
   const events: ExportedEvent[] = [];
+  let read = 0;
+  let last = checkpoint;
   for (const event of page.events) {
     if (event.position === undefined) throw new Error('the event store gave an event of a catch-up read without its position');
+    // An event of a write begun after the export began: the export ends before it.
+    if (endAt !== undefined && Date.parse(event.recordedAt) > endAt) return { events, read, checkpoint: last, atEnd: true };
+    read += 1;
+    last = event.position;
     const exported = exportedEvent(event, encodeExportCursor(event.position));
     if (matchesFilter(filter, exported)) events.push(exported);
   }
-  return { events, read: page.events.length, checkpoint: page.checkpoint, atEnd: page.atEnd === true };
+  return { events, read, checkpoint: page.checkpoint, atEnd: page.atEnd === true };
 }
 
 /**
- * The pages of an export, up to the events readable when the last page was read. The next page
- * is read while the caller writes one, so that the store and the writing overlap.
+ * The pages of an export, up to the events stored when it began (those recorded by writes begun
+ * since are left to the next export, from its cursor): an export of a busy account ends too. The
+ * next page is read while the caller writes one, so that the store and the writing overlap.
  */
 export async function* exportPages(store: EventStore, accountId: string, after: string | null, filter: ExportFilter): AsyncGenerator<ExportPage> {
+  const endAt = Date.now();
   // A read ahead that fails after the caller stopped reading must not be an unhandled rejection.
   const ahead = (checkpoint: string | null): Promise<ExportPage> => {
-    const read = readExportPage(store, accountId, checkpoint, filter);
+    const read = readExportPage(store, accountId, checkpoint, filter, { endAt });
     read.catch(() => undefined);
     return read;
   };

@@ -3,7 +3,7 @@ import type { EventStore } from '../eventstore/port.js';
 import { decodeExportCursor } from './cursor.js';
 import { exportKinds, isExportKind } from './exported-event.js';
 import type { ExportFilter } from './filter.js';
-import { exportFormats, isExportFormat, type ExportFormat } from './write.js';
+import { exportFormats, formatsOfOneKind, isExportFormat, type ExportFormat } from './write.js';
 
 /**
  * The parameters of an export as the read API's query and the CLI's options give them (the same
@@ -61,7 +61,7 @@ export function exportParamsOf(param: ParamText, store: Pick<EventStore, 'compar
   const format = given(param('format')) ?? 'ndjson';
   if (!isExportFormat(format)) throw badRequest(`format must be one of ${exportFormats.join(', ')}`);
   const filter = exportFilterOf(param);
-  if (format === 'csv' && filter.kind === undefined) throw badRequest(`kind is required with format=csv, whose columns are those of one kind: ${exportKinds.join(', ')}`);
+  if (formatsOfOneKind.includes(format) && filter.kind === undefined) throw badRequest(`kind is required with format=${format}, whose columns are those of one kind: ${exportKinds.join(', ')}`);
   const header = param('header') ?? 'true';
   if (header !== 'true' && header !== 'false') throw badRequest('header must be true or false');
   return { format, filter, after: afterOf(param, store), header: header === 'true' };

@@ -2,12 +2,13 @@ import type { Writable } from 'node:stream';
 import type { EventStore } from '../eventstore/port.js';
 import { csvHeader, csvRows } from './csv.js';
 import { encodeExportCursor } from './cursor.js';
-import type { ExportKind } from './exported-event.js';
+import type { ExportedEvent, ExportKind } from './exported-event.js';
 import type { ExportFilter } from './filter.js';
 import { ndjsonLines } from './ndjson.js';
 import { exportPages } from './pages.js';
+import { ParquetExport } from './parquet.js';
 
-export const exportFormats = ['ndjson', 'csv'] as const;
+export const exportFormats = ['ndjson', 'csv', 'parquet'] as const;
 export type ExportFormat = (typeof exportFormats)[number];
 
 export const isExportFormat = (format: string): format is ExportFormat => (exportFormats as readonly string[]).includes(format);
@@ -31,24 +32,38 @@ export interface ExportProgress {
   cursor: string | null;
 }
 
-/** The kind of a CSV export: its columns are that kind's. */
-export function csvKindOf(request: Pick<ExportRequest, 'format' | 'filter'>): ExportKind | undefined {
-  if (request.format !== 'csv') return undefined;
-  if (request.filter.kind === undefined) throw new Error('a CSV export is of one kind');
-  return request.filter.kind;
+/** The formats of one kind a row (CSV, Parquet): their columns are that kind's (columns.ts). */
+export const formatsOfOneKind: readonly ExportFormat[] = ['csv', 'parquet'];
+
+type Chunk = string | Uint8Array;
+
+/** How one format writes an export: its start, a page of events, and its end. */
+interface Encoder {
+  start(): Chunk;
+  page(events: readonly ExportedEvent[]): Chunk;
+  end(): Chunk;
+}
+
+function encoderOf(request: Pick<ExportRequest, 'format' | 'filter' | 'header'>): Encoder {
+  if (request.format === 'ndjson') return { start: () => '', page: ndjsonLines, end: () => '' };
+  const kind: ExportKind | undefined = request.filter.kind;
+  if (kind === undefined) throw new Error(`a ${request.format} export is of one kind`);
+  if (request.format === 'csv') return { start: () => (request.header === false ? '' : csvHeader(kind)), page: (events) => csvRows(kind, events), end: () => '' };
+  const file = new ParquetExport(kind);
+  return { start: () => file.start(), page: (events) => file.rows(events), end: () => file.end() };
 }
 
 /** Where an export's text goes: each write resolves once the destination has taken it. */
 export interface ExportSink {
-  write(text: string): Promise<void>;
+  write(chunk: string | Uint8Array): Promise<void>;
 }
 
 /** A stream as a sink: a write waits while the stream is full, and throws once it is closed or failed. */
 export function streamSink(out: Writable): ExportSink {
   return {
-    async write(text: string): Promise<void> {
+    async write(chunk: string | Uint8Array): Promise<void> {
       if (out.destroyed || out.writableEnded) throw new Error('the export was cut off: its destination closed');
-      if (text === '' || out.write(text)) return;
+      if (chunk.length === 0 || out.write(chunk)) return;
       await new Promise<void>((resolve, reject) => {
         const settle = (error?: Error): void => {
           out.off('drain', drained);
@@ -79,18 +94,20 @@ export async function writeExport(
   request: ExportRequest,
   onPage?: (progress: ExportProgress) => void | Promise<void>,
 ): Promise<ExportProgress> {
-  const kind = csvKindOf(request);
+  const encoder = encoderOf(request);
   const progress: ExportProgress = { events: 0, read: 0, cursor: request.after === null ? null : encodeExportCursor(request.after) };
-  if (kind !== undefined && request.header !== false) {
-    await sink.write(csvHeader(kind));
+  const start = encoder.start();
+  if (start.length > 0) {
+    await sink.write(start);
     await onPage?.({ ...progress });
   }
   for await (const page of exportPages(store, request.accountId, request.after, request.filter)) {
-    await sink.write(kind === undefined ? ndjsonLines(page.events) : csvRows(kind, page.events));
+    await sink.write(encoder.page(page.events));
     progress.events += page.events.length;
     progress.read += page.read;
     if (page.checkpoint !== null) progress.cursor = encodeExportCursor(page.checkpoint);
     await onPage?.({ ...progress });
   }
+  await sink.write(encoder.end());
   return progress;
 }

@@ -1,5 +1,7 @@
+import { connect } from 'node:net';
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { TestApp, type Credentials } from '../support/app.js';
 import { exportOf, feedOf, ndjsonLinesOf, type ExportLine } from '../support/export-client.js';
 import { queued } from '../support/replies.js';
@@ -35,6 +37,16 @@ describe('the export and the feed of the events of an account (e2e, on the store
   after(async () => {
     await app.stop();
   });
+
+  /** The reply of `call` once the requests started before it hold their slots (they arrive in turn). */
+  async function until429<T extends { status: number }>(call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      const reply = await call();
+      if (reply.status === 429) return reply;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    throw new Error('the request was never refused');
+  }
 
   async function fullExport(query: Record<string, string> = {}): Promise<{ text: string; lines: ExportLine[] }> {
     const reply = await exportOf(app, acme, query);
@@ -82,13 +94,32 @@ describe('the export and the feed of the events of an account (e2e, on the store
     }
   });
 
+  it('ends at the events stored when it began, however fast the account writes while its client reads', async () => {
+    const busy = await app.account('Busy');
+    const earlier: string[] = [];
+    for (let i = 0; i < 5; i += 1) earlier.push(queued(await app.ingest(busy, 'events', { userId: 'u-early', eventName: 'Before', eventData: { i } })));
+    const later: string[] = [];
+    const reply = await exportOf(app, busy, {}, {
+      // The reply has begun: every append from now on began after the export did.
+      whilePaused: async () => {
+        for (let i = 0; i < 30; i += 1) later.push(queued(await app.ingest(busy, 'events', { userId: 'u-late', eventName: 'During', eventData: { i } })));
+      },
+    });
+    expect(reply.complete).to.equal(true);
+    expect(ndjsonLinesOf(reply.text).map((line) => line.trackID)).to.deep.equal(earlier);
+    // The trailer's cursor continues with them.
+    const next = await exportOf(app, busy, { after: reply.trailers['export-cursor'] });
+    expect(ndjsonLinesOf(next.text).map((line) => line.trackID)).to.deep.equal(later);
+  });
+
   it('filters by kind, event name, person and time, received or the time of the event', async () => {
     const ids = (lines: ExportLine[]): string[] => lines.map((line) => `${line.eventType}:${String(line.data.eventName ?? '')}`);
     expect(ids((await fullExport({ kind: 'events' })).lines)).to.deep.equal(['EventTracked:Viewed', 'EventTracked:Bought', 'EventTracked:Viewed']);
     expect(ids((await fullExport({ name: 'Viewed' })).lines)).to.deep.equal(['EventTracked:Viewed', 'EventTracked:Viewed']);
     expect((await fullExport({ user: 'u-2' })).lines.map((line) => line.data.userId)).to.deep.equal(['u-2']);
+    // As Live events: an item of a known user is theirs, also when it names an anonymous id too.
     const anon = (await fullExport({ user: 'anon-1' })).lines;
-    expect(anon.map((line) => line.eventType)).to.deep.equal(['UserUpserted', 'EventTracked', 'UserUpserted', 'ProfilesMerged']);
+    expect(anon.map((line) => line.eventType)).to.deep.equal(['UserUpserted', 'EventTracked']);
     const byEventTime = (await fullExport({ time: 'event', from: '2026-11-02', to: '2026-11-03T10:00:00Z' })).lines;
     expect(ids(byEventTime)).to.deep.equal(['EventTracked:Bought']);
     const all = (await fullExport()).lines;
@@ -121,6 +152,49 @@ describe('the export and the feed of the events of an account (e2e, on the store
     expect(parse(continued.text)).to.have.length(rows.length - 1);
   });
 
+  it('gives a Parquet file of one kind with the columns of its CSV, instants as timestamps, objects as JSON', async () => {
+    const reply = await exportOf(app, acme, { format: 'parquet', kind: 'events' });
+    expect([reply.status, reply.complete, reply.headers['content-type'], reply.headers['content-disposition']]).to.deep.equal([200, true, 'application/vnd.apache.parquet', 'attachment; filename="events-events.parquet"']);
+    const file = reply.bytes.buffer.slice(reply.bytes.byteOffset, reply.bytes.byteOffset + reply.bytes.byteLength) as ArrayBuffer;
+    const metadata = parquetMetadata(file);
+    const csv = parse((await exportOf(app, acme, { format: 'csv', kind: 'events' })).text, { columns: true }) as Record<string, string>[];
+    expect(metadata.schema.slice(1).map((element) => element.name)).to.deep.equal(Object.keys(csv[0] ?? {}));
+    const rows = (await parquetReadObjects({ file })) as Record<string, unknown>[];
+    expect(rows.map((row) => row.event_id)).to.deep.equal(csv.map((row) => row.event_id));
+    const bought = rows.find((row) => row.event_name === 'Bought');
+    expect(bought?.event_data).to.deep.equal({ total: 12.5, note: 'a "quoted", comma' });
+    expect(bought?.event_time_utc).to.deep.equal(new Date('2026-11-02T10:00:00Z'));
+    expect(bought?.received_at).to.be.instanceOf(Date);
+    expect([bought?.anonymous_id, bought?.erased_at]).to.deep.equal([null, null]);
+    expect(bought?.cursor).to.equal(csv.find((row) => row.event_name === 'Bought')?.cursor);
+  });
+
+  it('answers an HTTP/1.0 client too, without trailers, ending the reply by closing', async () => {
+    const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
+    socket.write(`GET /admin/v1/accounts/${acme.licenseCode}/export HTTP/1.0\r\nAuthorization: Bearer ${acme.accessToken}\r\n\r\n`);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await new Promise((resolve) => socket.on('close', resolve));
+    const text = Buffer.concat(chunks).toString('utf8');
+    const [head, body] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
+    expect(head).to.match(/^HTTP\/1\.1 200 OK/).and.not.match(/trailer/i);
+    expect(body).to.equal((await fullExport()).text);
+  });
+
+  it('runs at most eight long polls of the feed of an account at once: a ninth is asked to come back', async () => {
+    const quiet = await app.account('Quiet');
+    queued(await app.ingest(quiet, 'events', { userId: 'u-q', eventName: 'First', eventData: {} }));
+    const head = (await feedOf(app, quiet, { limit: '1000' })).body.next ?? undefined;
+    const polls = Array.from({ length: 8 }, () => feedOf(app, quiet, { after: head, wait: '20' }));
+    const ninth = await until429(() => app.get(`/admin/v1/accounts/${quiet.licenseCode}/feed?wait=1&after=${head ?? ''}`, `Bearer ${quiet.accessToken}`));
+    expect(ninth.headers.get('retry-after')).to.equal('1');
+    // A page without a wait, and another account's polls, still go.
+    expect((await feedOf(app, quiet, { after: head })).status).to.equal(200);
+    expect((await feedOf(app, globex, { wait: '1' })).status).to.equal(200);
+    const trackID = queued(await app.ingest(quiet, 'events', { userId: 'u-q', eventName: 'Second', eventData: {} }));
+    for (const poll of await Promise.all(polls)) expect(poll.body.events.map((event) => event.trackID)).to.deep.equal([trackID]);
+  });
+
   it('refuses what it cannot take, naming the parameter; a token of another account gets nothing', async () => {
     const refusal = async (query: Record<string, string>): Promise<string> => {
       const reply = await exportOf(app, acme, query);
@@ -130,6 +204,7 @@ describe('the export and the feed of the events of an account (e2e, on the store
     };
     expect(await refusal({ format: 'xml' })).to.match(/^format must be/);
     expect(await refusal({ format: 'csv' })).to.match(/^kind is required with format=csv/);
+    expect(await refusal({ format: 'parquet' })).to.match(/^kind is required with format=parquet/);
     expect(await refusal({ kind: 'people' })).to.match(/^kind must be/);
     expect(await refusal({ from: 'yesterday' })).to.match(/^from must be an ISO 8601/);
     expect(await refusal({ to: '2026-13-45' })).to.match(/^to must be/);

@@ -18,6 +18,8 @@ export interface ExportReply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** The body as received (a Parquet file's bytes). */
+  bytes: Buffer;
   trailers: Record<string, string | undefined>;
   /** The reply ended as HTTP ends a complete one (its last chunk came). */
   complete: boolean;
@@ -34,7 +36,12 @@ const queryText = (query: Record<string, string | undefined>): string => {
  * GET .../export through a raw HTTP request: the body as text, its trailers, and whether it ended
  * complete. `cutAfterBytes`: the client hangs up once it has that many bytes (an export cut off).
  */
-export function exportOf(app: TestApp, account: Credentials, query: Record<string, string | undefined> = {}, options: { cutAfterBytes?: number; authorization?: string } = {}): Promise<ExportReply> {
+export function exportOf(
+  app: TestApp,
+  account: Credentials,
+  query: Record<string, string | undefined> = {},
+  options: { cutAfterBytes?: number; authorization?: string; whilePaused?: () => Promise<void> } = {},
+): Promise<ExportReply> {
   const url = new URL(`${app.baseUrl}/admin/v1/accounts/${account.licenseCode}/export${queryText(query)}`);
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { headers: { authorization: options.authorization ?? `Bearer ${account.accessToken}` } }, (res) => {
@@ -46,8 +53,19 @@ export function exportOf(app: TestApp, account: Credentials, query: Record<strin
         settled = true;
         const all = Buffer.concat(chunks);
         const kept = options.cutAfterBytes !== undefined && !complete ? all.subarray(0, Math.min(all.length, options.cutAfterBytes)) : all;
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: kept.toString('utf8'), trailers: res.trailers, complete });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: kept.toString('utf8'), bytes: kept, trailers: res.trailers, complete });
       };
+      // The client reads nothing while `whilePaused` runs: a slow consumer.
+      if (options.whilePaused) {
+        res.pause();
+        void options.whilePaused().then(
+          () => res.resume(),
+          (error: unknown) => {
+            req.destroy();
+            reject(error instanceof Error ? error : new Error(String(error)));
+          },
+        );
+      }
       res.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         bytes += chunk.length;

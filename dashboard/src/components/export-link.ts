@@ -36,7 +36,7 @@ export function ndjsonExport(license: string, selection: ExportSelection): Expor
   return { href: exportHref(license, { format: 'ndjson', ...selection }), fileName: 'events.ndjson' };
 }
 
-/** The CSV export of one kind (its columns are that kind's), with its header line. */
-export function csvExport(license: string, selection: ExportSelection & { kind: ExportKind }): ExportLink {
-  return { href: exportHref(license, { format: 'csv', ...selection }), fileName: `events-${selection.kind}.csv` };
+/** The CSV or Parquet export of one kind (its columns are that kind's); CSV with its header line. */
+export function tableExport(license: string, format: 'csv' | 'parquet', selection: ExportSelection & { kind: ExportKind }): ExportLink {
+  return { href: exportHref(license, { format, ...selection }), fileName: `events-${selection.kind}.${format}` };
 }

@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { liveEvents, lookupTrack, type LiveItem, type LiveKind, type TrackLookup } from '../api';
 import { ErrorText, PageHeading } from '../components';
-import { csvExport, ndjsonExport, type ExportSelection } from '../components/export-link';
+import { ndjsonExport, tableExport, type ExportSelection } from '../components/export-link';
 import { usePolling } from '../components/polling';
 import { When } from '../components/when';
 import { TrackEvents } from '../components/track-events';
@@ -188,24 +188,30 @@ export function LiveEventsPage({ license }: PageProps) {
 
 /**
  * Downloads of every stored item the applied filters select (not only the rows shown): plain links
- * the browser saves as it receives them. CSV has the columns of one kind, so it waits for a kind.
+ * the browser saves as it receives them. CSV and Parquet have the columns of one kind, so they wait for a kind.
  */
 function ExportLinks({ license, selection }: { license: string; selection: ExportSelection }) {
   const ndjson = ndjsonExport(license, selection);
   const { kind } = selection;
-  const csv = kind === undefined ? null : csvExport(license, { ...selection, kind });
+  const csv = kind === undefined ? null : tableExport(license, 'csv', { ...selection, kind });
+  const parquet = kind === undefined ? null : tableExport(license, 'parquet', { ...selection, kind });
   return (
     <div class="toolbar live-export">
       <span class="status-text">All stored items these filters select:</span>
       <a class="download" href={ndjson.href} download={ndjson.fileName}>
         Download NDJSON
       </a>
-      {csv ? (
-        <a class="download" href={csv.href} download={csv.fileName}>
-          Download CSV
-        </a>
+      {csv && parquet ? (
+        <>
+          <a class="download" href={csv.href} download={csv.fileName}>
+            Download CSV
+          </a>
+          <a class="download" href={parquet.href} download={parquet.fileName}>
+            Download Parquet
+          </a>
+        </>
       ) : (
-        <span class="hint">CSV: choose a kind first (its columns are those of one kind).</span>
+        <span class="hint">CSV and Parquet: choose a kind first (their columns are those of one kind).</span>
       )}
     </div>
   );
