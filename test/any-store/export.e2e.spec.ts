@@ -195,6 +195,22 @@ describe('the export and the feed of the events of an account (e2e, on the store
     for (const poll of await Promise.all(polls)) expect(poll.body.events.map((event) => event.trackID)).to.deep.equal([trackID]);
   });
 
+  it('bounds a feed page in bytes: large events come a few at a time, the first always', async () => {
+    const large = await app.account('Large');
+    const sent: string[] = [];
+    for (let i = 0; i < 6; i += 1) sent.push(queued(await app.ingest(large, 'events', { userId: 'u-big', eventName: 'Big', eventData: { text: `${i}`.repeat(400_000) } })));
+    const fed: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; fed.length < sent.length && pages < 10; pages += 1) {
+      const page = await feedOf(app, large, { limit: '1000', ...(after && { after }) });
+      expect(page.body.events.length, 'events of about 400 KB in a page of about 1 MiB').to.be.within(1, 3);
+      expect(JSON.stringify(page.body).length).to.be.below(1.5 * 1024 * 1024);
+      fed.push(...page.body.events.map((event) => event.trackID));
+      after = page.body.next ?? undefined;
+    }
+    expect(fed).to.deep.equal(sent);
+  });
+
   it('refuses what it cannot take, naming the parameter; a token of another account gets nothing', async () => {
     const refusal = async (query: Record<string, string>): Promise<string> => {
       const reply = await exportOf(app, acme, query);
