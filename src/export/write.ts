@@ -84,9 +84,9 @@ export function streamSink(out: Writable): ExportSink {
 
 /**
  * Writes an account's events as `request` selects them to `sink`, page by page (memory bounded by
- * a page, whatever the export's size), up to the events readable when it reached the end. Each
+ * a page, whatever the export's size), up to the events stored when it began (pages.ts). Each
  * event carries its cursor: an export cut off continues from the last one written. `onPage` runs
- * once each page is written (and the CSV header, as page 0), before the next is.
+ * once each page is written (and a format's start, as page 0), before the next is.
  */
 export async function writeExport(
   store: EventStore,
