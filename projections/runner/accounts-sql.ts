@@ -20,7 +20,16 @@ export const registerAccounts = `INSERT INTO projection_accounts (account_id, pa
 export const selectAccounts = 'SELECT account_id, part, reset_at FROM projection_accounts';
 
 /** Accounts rebuilt ($1: since, exclusive), so that their owners replay them. */
-export const accountsResetSince = 'SELECT account_id, part, reset_at FROM projection_accounts WHERE reset_at > $1';
+/**
+ * The accounts reset after $1, the latest last. The time goes back and forth as text, with its
+ * microseconds: a JavaScript Date keeps milliseconds, and a reset read back through one would be
+ * later than itself, seen again at every look.
+ */
+export const accountsResetSince = `SELECT account_id, part, reset_at::text AS reset_at FROM projection_accounts
+  WHERE reset_at > $1::timestamptz ORDER BY reset_at`;
+
+/** The latest reset of any account, as text with its microseconds (null: none yet). */
+export const latestReset = 'SELECT max(reset_at)::text AS latest FROM projection_accounts';
 
 /** No row while another worker is storing its own (it will have moved the record on). */
 export const selectDiscovered = 'SELECT checkpoint FROM projection_discovery FOR UPDATE SKIP LOCKED';

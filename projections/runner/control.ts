@@ -27,7 +27,8 @@ export class RebuildControl {
   private readonly startedSeen = new Map<string, number>();
   /** Rebuilds whose indexes this worker is making again. */
   private readonly finishing = new Map<string, Promise<void>>();
-  private resetSeen: Date = new Date(0);
+  /** The latest account reset seen, as PostgreSQL writes it (accounts-sql.ts, accountsResetSince). */
+  private resetSeen = '-infinity';
 
   constructor(
     private readonly pool: Pool,
@@ -40,8 +41,8 @@ export class RebuildControl {
   /** The current reset time, so that a worker starting now replays no account rebuilt before. */
   async load(client: pg.ClientBase): Promise<void> {
     for (const projection of this.projections) await client.query(sql.ensureCheckpoint, [projection.name]);
-    const { rows } = await client.query<{ latest: Date | null }>('SELECT max(reset_at) AS latest FROM projection_accounts');
-    this.resetSeen = rows[0]?.latest ?? new Date(0);
+    const { rows } = await client.query<{ latest: string | null }>(accountsSql.latestReset);
+    this.resetSeen = rows[0]?.latest ?? '-infinity';
     const checkpoints = await client.query<CheckpointRow>(sql.selectCheckpoints);
     for (const row of checkpoints.rows) this.startedSeen.set(row.projection, row.rebuild_started_at?.getTime() ?? 0);
   }
@@ -68,9 +69,9 @@ export class RebuildControl {
         }
       }
     }
-    const reset = await client.query<{ account_id: string; reset_at: Date }>(accountsSql.accountsResetSince, [this.resetSeen]);
+    const reset = await client.query<{ account_id: string; reset_at: string }>(accountsSql.accountsResetSince, [this.resetSeen]);
     for (const row of reset.rows) {
-      if (row.reset_at > this.resetSeen) this.resetSeen = row.reset_at;
+      this.resetSeen = row.reset_at;
       this.events.onAccountReset(row.account_id);
     }
   }
