@@ -1,4 +1,5 @@
 import type { EventType } from '../eventstore/events.js';
+import { liveKindOf as kindOf, type LiveKind as ExportKind } from '../../projections/track-index/live.js';
 import type { RecordedEvent } from '../eventstore/port.js';
 
 /**
@@ -7,20 +8,8 @@ import type { RecordedEvent } from '../eventstore/port.js';
  * what is not theirs: its ids of the store, type, times, product, and which erasure took it.
  */
 
-/** The ingest endpoint family of each event type (what Live events filters by): merges are `users`. */
-export const kindOf = {
-  UserUpserted: 'users',
-  ProfilesMerged: 'users',
-  EventTracked: 'events',
-  ProductSubmitted: 'products',
-  ProductEventTracked: 'productsevents',
-} as const satisfies Record<EventType, string>;
-
-export type ExportKind = (typeof kindOf)[EventType];
-
-export const exportKinds: readonly ExportKind[] = ['users', 'events', 'products', 'productsevents'];
-
-export const isExportKind = (kind: string): kind is ExportKind => (exportKinds as readonly string[]).includes(kind);
+// The kinds are those Live events filters by (the ingest endpoint of each event type; merges are `users`).
+export { liveKindOf as kindOf, liveKinds as exportKinds, isLiveKind as isExportKind, type LiveKind as ExportKind } from '../../projections/track-index/live.js';
 
 export interface ExportedEvent {
   /** Give it back as `after` to continue past this event. */
