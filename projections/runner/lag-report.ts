@@ -9,6 +9,8 @@ import type { Behind, FairScheduler } from './scheduler.js';
 
 /** How often a worker reports the lag of its parts. */
 const reportEveryMs = 2_000;
+/** A part's lag unchanged since it was written is written again only after this long (its `reportedAt`). */
+const rewriteUnchangedMs = 30_000;
 /** Accounts listed per part (status shows the worst of every part). */
 const worstPerPart = 5;
 /** Accounts whose events behind are counted, per projection. */
@@ -25,6 +27,8 @@ const ranks = 10;
  */
 export class LagReport {
   private lastAt = 0;
+  /** Each held part's lag as last written, and when: an idle worker does not write the same again every report. */
+  private readonly written = new Map<number, { lag: string; at: number }>();
 
   constructor(
     private readonly pool: Pool,
@@ -44,11 +48,18 @@ export class LagReport {
     }
   }
 
+  /** Parts just claimed: the claim cleared their lag, which the next report writes whatever it is. */
+  claimed(parts: Iterable<number>): void {
+    for (const part of parts) this.written.delete(part);
+  }
+
   async maybeReport(parts: readonly number[]): Promise<void> {
     const now = performance.now();
     if (now - this.lastAt < reportEveryMs) return;
     this.lastAt = now;
     const held = new Set(parts);
+    // A part lost and claimed again had its lag cleared by the claim: written anew.
+    for (const part of this.written.keys()) if (!held.has(part)) this.written.delete(part);
     const behind = this.scheduler.behind().filter((b) => held.has(partOf(b.accountId)));
     const seconds = (b: Behind): number => Math.max(0, now - b.since) / 1000;
     behind.sort((a, b) => a.since - b.since);
@@ -58,7 +69,12 @@ export class LagReport {
         accountsBehind: ofPart.length,
         worst: ofPart.slice(0, worstPerPart).map((b) => ({ accountId: b.accountId, seconds: Math.round(seconds(b) * 1000) / 1000, projections: b.projections })),
       };
-      await this.pool.query(claimsSql.reportLag, [this.workerId, part, JSON.stringify(lag)]);
+      const json = JSON.stringify(lag);
+      const last = this.written.get(part);
+      if (last?.lag === json && now - last.at < rewriteUnchangedMs) continue;
+      const { rowCount } = await this.pool.query(claimsSql.reportLag, [this.workerId, part, json]);
+      if (rowCount) this.written.set(part, { lag: json, at: now });
+      else this.written.delete(part);
     }
     const metrics = this.metrics;
     if (!metrics) return;

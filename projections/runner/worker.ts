@@ -187,6 +187,7 @@ export class ProjectionWorker {
   private gained(claims: Claim[]): void {
     this.everHeld = true;
     const parts = new Set(claims.map((c) => c.part));
+    this.lag.claimed(parts);
     for (const accountId of this.discovery.accountsIn(parts)) {
       // Another worker may have moved its cursors while this one did not hold the part.
       this.cursors.forgetAccount(accountId);

@@ -308,7 +308,7 @@ export const readSchemas: Record<string, JsonObject> = {
         epoch: { ...count, description: 'Grows at every claim; a batch commits only under the epoch its worker claimed.' },
         leaseExpiresAt: orNull('string', { format: 'date-time' }),
         claimedAt: orNull('string', { format: 'date-time' }),
-        accountsBehind: orNull('integer', { description: 'As its owner reported last (every 2 s).' }),
+        accountsBehind: orNull('integer', { description: 'As its owner reported last: every 2 s when it changes, at least every 30 s.' }),
         reportedAt: orNull('string', { format: 'date-time' }),
       }),
     },
