@@ -25,14 +25,29 @@ export class SealedEventStore implements EventStore {
     return this.inner.append(this.options.seal === false ? events.map(withoutKeyId) : await this.sealAll(events));
   }
 
+  /**
+   * What the last page read weighed opened, for each byte it was stored in (at least 1): a page is
+   * asked of the store that small in stored bytes, so that it rarely opens to more than its budget.
+   */
+  private openedPerStoredByte = 1;
+
   async readAll(checkpoint: string | null, limit: number, filter?: ReadFilter): Promise<ReadAllResult> {
-    const result = await this.inner.readAll(checkpoint, limit, filter);
     const budget = filter?.maxBytes ?? defaultPageBytes;
+    const stored = Math.max(1, Math.floor(budget / this.openedPerStoredByte));
+    const result = await this.inner.readAll(checkpoint, limit, { ...filter, maxBytes: stored });
     const opened = await openEvents(this.keys, result.events, { budget, storedBytes: result.bytes });
+    // Of the events opened only (a cut page opened some): their stored bytes taken as their share of the page's.
+    const openedStored = (result.bytes * opened.events.length) / Math.max(1, result.events.length);
+    if (openedStored > 0) this.openedPerStoredByte = Math.max(1, (openedStored + opened.grownBytes) / openedStored);
     if (!opened.cut) return { ...result, events: opened.events, bytes: result.bytes + opened.grownBytes };
-    // Opened, the page would weigh more than it may: it is read again, as long as what fits, so
-    // that its checkpoint is the store's own, just past its last event.
-    const fewer = await this.inner.readAll(checkpoint, opened.events.length, filter);
+    // Opened, the page would weigh more than it may: it ends after the last event that fits, where
+    // the next read resumes. (Read again up to there, a page whose stored bytes alone fill the
+    // budget was cut to one event every time, each read as large as a whole page: docs/performance.md,
+    // Large-event backlog.) Its weight counts the stored bytes of the events left out too.
+    const last = opened.events.at(-1)?.position;
+    if (last !== undefined) return { checkpoint: last, events: opened.events, bytes: result.bytes + opened.grownBytes, atEnd: false };
+    // A store that gives no event its position: read again, as long as what fits.
+    const fewer = await this.inner.readAll(checkpoint, opened.events.length, { ...filter, maxBytes: stored });
     const same = fewer.events.length === opened.events.length && fewer.events.every((event, i) => event.id === opened.events[i]?.id);
     const events = same ? opened : await openEvents(this.keys, fewer.events);
     return { ...fewer, events: events.events, bytes: fewer.bytes + events.grownBytes, atEnd: false };
