@@ -67,4 +67,28 @@ describe('Postgres event store: remembered stream heads (int)', () => {
       await pool.end();
     }
   });
+  it('appends of one process in flight at once to one stream are stored in the order sent, each written once', async () => {
+    const pool = createPool(database.url);
+    pools.push(pool);
+    // Every append statement sent, and every batch committed: a statement more is a batch written again.
+    let statements = 0;
+    let committed = 0;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    Object.assign(pool, {
+      query: (...args: unknown[]) => {
+        const text = (args[0] as { text?: unknown }).text;
+        if (typeof text === 'string' && text.includes('append_events')) statements += 1;
+        return query(...args);
+      },
+    });
+    const store = new PostgresEventStore(pool, { maxConcurrentFlushes: 4, onBatch: () => (committed += 1) });
+    stores.push(store);
+    // The first appends look the head up; those after pass the head the process remembers.
+    for (let wave = 0; wave < 3; wave += 1) {
+      const appended = await Promise.all(Array.from({ length: 20 }, (_, i) => store.append([event('hot'), event(`cold-${wave}-${i}`)])));
+      expect(appended.map((events) => events[0]?.streamPosition)).to.deep.equal(Array.from({ length: 20 }, (_, i) => wave * 20 + i));
+    }
+    expect((await store.readStream('hot')).map((e) => e.streamPosition)).to.deep.equal([...Array(60).keys()]);
+    expect(statements).to.equal(committed);
+  });
 });

@@ -92,4 +92,57 @@ describe('group commit (unit)', () => {
     expect(await Promise.all(results)).to.deep.equal([1, 20, 4, 4, 4, 1]);
     expect(batches).to.deep.equal([['a'], ['bbbbbbbbbbbbbbbbbbbb'], ['cccc', 'dddd'], ['eeee', 'f']]);
   });
+  /** Units `stream:n`, keyed by their stream; flushes wait for the test to finish them one by one. */
+  function keyed(maxConcurrentFlushes: number) {
+    const batches: string[][] = [];
+    const finishers: (() => void)[] = [];
+    const committer = new GroupCommitter<string, string>({
+      maxBatchSize: 100,
+      maxConcurrentFlushes,
+      sizeOf: () => 1,
+      keysOf: (unit) => [unit.split(':')[0] as string],
+      flush: async (units) => {
+        batches.push(units);
+        await new Promise<void>((resolve) => finishers.push(resolve));
+        return units.map((u) => ({ status: 'fulfilled' as const, value: u }));
+      },
+    });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    return { committer, batches, finishers, settle };
+  }
+
+  it('never flushes two batches of one key at once, and flushes a key\'s units in the order submitted', async () => {
+    const { committer, batches, finishers, settle } = keyed(2);
+    const results = ['s:1', 's:2', 's:3'].map((u) => committer.submit(u));
+    await settle();
+    // A second flush is free, but every unit left is of the stream the first one holds.
+    expect(batches).to.deep.equal([['s:1']]);
+    finishers.shift()?.();
+    await settle();
+    expect(batches).to.deep.equal([['s:1'], ['s:2', 's:3']]);
+    finishers.shift()?.();
+    expect(await Promise.all(results)).to.deep.equal(['s:1', 's:2', 's:3']);
+  });
+
+  it('lets units of other keys go ahead of a unit waiting for its key, but not after one of theirs that waits', async () => {
+    const { committer, batches, finishers, settle } = keyed(2);
+    const results = ['a:1', 'a:2', 'b:1', 'c:1'].map((u) => committer.submit(u));
+    await settle();
+    // a:2 waits for a:1; the second flush takes b:1 at once.
+    expect(batches).to.deep.equal([['a:1'], ['b:1']]);
+    const later = [committer.submit('b:2'), committer.submit('a:3'), committer.submit('d:1')];
+    await settle();
+    // Both flushes run: nothing starts until one ends.
+    expect(batches).to.have.length(2);
+    finishers.shift()?.();
+    await settle();
+    // a:1 done: a's units go in order, with c:1 and d:1; b:2 still waits for b:1.
+    expect(batches[2]).to.deep.equal(['a:2', 'c:1', 'a:3', 'd:1']);
+    for (const finish of finishers.splice(0)) finish();
+    await settle();
+    expect(batches[3]).to.deep.equal(['b:2']);
+    for (const finish of finishers.splice(0)) finish();
+    expect(await Promise.all([...results, ...later])).to.deep.equal(['a:1', 'a:2', 'b:1', 'c:1', 'b:2', 'a:3', 'd:1']);
+    await committer.drain();
+  });
 });

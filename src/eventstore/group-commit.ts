@@ -2,6 +2,13 @@
  * Group commit: callers submit units of work; units that arrive while a flush is running are
  * collected and flushed together, so a busy server writes many units per transaction. Each caller
  * is settled only after the flush that carried its unit has finished.
+ *
+ * With `keysOf` (an append's streams), a unit whose keys a running flush holds waits for that
+ * flush, and so does every later unit sharing a key with it, while units of other keys go ahead.
+ * Concurrent flushes then never hold a key in common: in PostgreSQL they neither wait for each
+ * other's stream locks (which made them commit one after the other, each with its own WAL flush,
+ * instead of together) nor find a stream's head moved under them; and a key's units are flushed
+ * in the order they were submitted.
  */
 export interface GroupCommitOptions<Unit, Result> {
   /**
@@ -17,10 +24,13 @@ export interface GroupCommitOptions<Unit, Result> {
   maxBatchBytes?: number;
   /** How many flushes may run at once (each uses its own connection). */
   maxConcurrentFlushes: number;
+  /** What a unit writes to that no two flushes may write to at once (an append's streams). */
+  keysOf?(unit: Unit): readonly string[];
 }
 
 interface Pending<Unit, Result> {
   unit: Unit;
+  keys: readonly string[];
   resolve(result: Result): void;
   reject(error: unknown): void;
 }
@@ -29,12 +39,14 @@ export class GroupCommitter<Unit, Result> {
   private queue: Pending<Unit, Result>[] = [];
   private running = 0;
   private idleWaiters: (() => void)[] = [];
+  /** The keys of the running flushes. */
+  private readonly held = new Set<string>();
 
   constructor(private readonly options: GroupCommitOptions<Unit, Result>) {}
 
   submit(unit: Unit): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
-      this.queue.push({ unit, resolve, reject });
+      this.queue.push({ unit, keys: this.options.keysOf?.(unit) ?? [], resolve, reject });
       this.pump();
     });
   }
@@ -47,25 +59,47 @@ export class GroupCommitter<Unit, Result> {
 
   private pump(): void {
     while (this.running < this.options.maxConcurrentFlushes && this.queue.length > 0) {
+      const batch = this.takeBatch();
+      // Every queued unit waits for a key a running flush holds: its end pumps again.
+      if (batch.length === 0) return;
       this.running += 1;
-      void this.runBatch(this.takeBatch());
+      void this.runBatch(batch);
     }
   }
 
+  /**
+   * The next batch, in submission order: units up to the bounds, skipping those that share a key
+   * with a running flush or with a unit skipped before them (so a key's units keep their order).
+   */
   private takeBatch(): Pending<Unit, Result>[] {
     const { sizeOf, bytesOf, maxBatchSize, maxBatchBytes = Infinity } = this.options;
+    const waiting = new Set<string>();
+    const blocked = (keys: readonly string[]): boolean => keys.some((key) => this.held.has(key) || waiting.has(key));
+    const batch: Pending<Unit, Result>[] = [];
+    const left: Pending<Unit, Result>[] = [];
     let size = 0;
     let bytes = 0;
-    let count = 0;
+    let full = false;
     for (const pending of this.queue) {
+      if (full || blocked(pending.keys)) {
+        for (const key of pending.keys) waiting.add(key);
+        left.push(pending);
+        continue;
+      }
       const unitSize = sizeOf(pending.unit);
       const unitBytes = bytesOf?.(pending.unit) ?? 0;
-      if (count > 0 && (size + unitSize > maxBatchSize || bytes + unitBytes > maxBatchBytes)) break;
+      if (batch.length > 0 && (size + unitSize > maxBatchSize || bytes + unitBytes > maxBatchBytes)) {
+        full = true;
+        left.push(pending);
+        continue;
+      }
       size += unitSize;
       bytes += unitBytes;
-      count += 1;
+      batch.push(pending);
     }
-    return this.queue.splice(0, count);
+    this.queue = left;
+    for (const pending of batch) for (const key of pending.keys) this.held.add(key);
+    return batch;
   }
 
   private async runBatch(batch: Pending<Unit, Result>[]): Promise<void> {
@@ -79,6 +113,7 @@ export class GroupCommitter<Unit, Result> {
     } catch (error) {
       for (const pending of batch) pending.reject(error);
     } finally {
+      for (const pending of batch) for (const key of pending.keys) this.held.delete(key);
       this.running -= 1;
       this.pump();
       if (this.running === 0 && this.queue.length === 0) {

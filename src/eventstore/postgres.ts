@@ -88,6 +88,7 @@ interface AppendUnit {
   events: NewEvent[];
   datas: string[];
   bytes: number;
+  streams: string[];
 }
 
 /** A group-commit batch of many large events would hold them all in one transaction and one string. */
@@ -113,13 +114,17 @@ export class PostgresEventStore implements EventStore {
       bytesOf: (unit) => unit.bytes,
       maxBatchBytes: options.maxBatchBytes ?? defaultMaxBatchBytes,
       maxConcurrentFlushes: options.maxConcurrentFlushes ?? 2,
+      // Two flushes never append to one stream at once: neither waits on the other's stream lock,
+      // and a remembered head is never passed by this process's own append in flight.
+      keysOf: (unit) => unit.streams,
     });
   }
 
   append(events: NewEvent[]): Promise<AppendedEvent[]> {
     if (events.length === 0) return Promise.resolve([]);
     const datas = events.map((e) => JSON.stringify(e.data));
-    return this.committer.submit({ events, datas, bytes: datas.reduce((sum, json) => sum + json.length, 0) });
+    const streams = [...new Set(events.map((e) => e.stream))];
+    return this.committer.submit({ events, datas, bytes: datas.reduce((sum, json) => sum + json.length, 0), streams });
   }
 
   /** One transaction for the whole batch; if it fails for a reason of its own, each unit alone. */
