@@ -251,4 +251,26 @@ describe('fair scheduler (unit)', () => {
     scheduler.mark('a');
     expect(scheduler.behind()).to.deep.equal([{ accountId: 'a', since: 9_000, projections: ['leads', 'products'] }]);
   });
+
+  it('found() during jobs leaves them to end as they find: no job again for events a running batch may have read', () => {
+    const scheduler = new FairScheduler(['leads', 'products', 'track-index'], 3);
+    scheduler.mark('a');
+    // Two lanes of three for one account alone: leads and products run, track-index waits.
+    expect(takeAll(scheduler).map(key)).to.deep.equal(['leads/a', 'products/a']);
+    // Discovery finds the events the running jobs are reading.
+    scheduler.found('a', ['leads', 'products', 'track-index']);
+    scheduler.finish({ projection: 'leads', accountId: 'a' }, 'caught-up');
+    scheduler.finish({ projection: 'products', accountId: 'a' }, 'caught-up');
+    expect(takeAll(scheduler).map(key), 'after the running jobs caught up').to.deep.equal(['track-index/a']);
+    scheduler.finish({ projection: 'track-index', accountId: 'a' }, 'caught-up');
+    expect(scheduler.behind()).to.deep.equal([]);
+
+    // Found for an account with nothing running: pending, as a mark would make it.
+    scheduler.found('b', ['products']);
+    expect(takeAll(scheduler).map(key)).to.deep.equal(['products/b']);
+    // A job that ends with events left ('more') is taken again whatever found() said.
+    scheduler.found('b', ['products']);
+    scheduler.finish({ projection: 'products', accountId: 'b' }, 'more');
+    expect(takeAll(scheduler).map(key)).to.deep.equal(['products/b']);
+  });
 });

@@ -87,6 +87,24 @@ export class FairScheduler {
     for (const projection of projections) if (!work.inFlight.has(projection)) work.pending.add(projection);
   }
 
+  /**
+   * Events of the account were found (discovery) for these projections: pending, those not in
+   * flight. Unlike a mark, it leaves the jobs in flight as they are: their end compares their
+   * cursor with what was found (the worker, foundPast), so a job that read the events anyway is
+   * not run again to find nothing.
+   */
+  found(accountId: string, projections: readonly string[]): void {
+    const work = this.accounts.get(accountId);
+    const wanted = projections.filter((projection) => !work?.inFlight.has(projection));
+    if (wanted.length === 0) return;
+    if (!work || work.dropped) {
+      this.mark(accountId, wanted);
+      return;
+    }
+    this.lastMarked.set(accountId, this.clock());
+    for (const projection of wanted) work.pending.add(projection);
+  }
+
   /** Forgets the account's waiting jobs (its part was lost); jobs in flight end as they will. */
   drop(accountId: string): void {
     this.lastMarked.delete(accountId);

@@ -10,7 +10,7 @@ export class WorkerSignals {
   private stoppedNow = false;
   private wakeLoop: (() => void) | null = null;
   /** Lanes waiting for a job. */
-  private readonly wakeLanes = new Set<() => void>();
+  private readonly laneWaiters = new Set<() => void>();
   /** Sleeps that a stop ends. */
   private readonly onStop = new Set<() => void>();
   /** Set by a wake of the loop, cleared when the loop starts a pass. */
@@ -31,10 +31,18 @@ export class WorkerSignals {
     this.wakeLoop?.();
   }
 
+  /**
+   * Ends the lanes' waits (a mark, a claim), not the discovery loop's: new work for the lanes is
+   * no news for discovery, whose look would only compete with their batches.
+   */
+  wakeLanes(): void {
+    for (const wake of [...this.laneWaiters]) wake();
+  }
+
   /** Ends every wait but the timed sleeps (which only a stop ends). */
   wakeAll(): void {
     this.wakeLoop?.();
-    for (const wake of [...this.wakeLanes]) wake();
+    this.wakeLanes();
     if (this.stoppedNow) for (const stop of [...this.onStop]) stop();
   }
 
@@ -84,7 +92,7 @@ export class WorkerSignals {
 
   /** A lane's wait until there may be a job (a mark, a claim), `ms` at most, or the stop. */
   laneIdle(ms: number): Promise<void> {
-    return this.stoppedNow ? Promise.resolve() : timedWait(this.wakeLanes, ms);
+    return this.stoppedNow ? Promise.resolve() : timedWait(this.laneWaiters, ms);
   }
 }
 

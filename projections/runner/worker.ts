@@ -9,6 +9,7 @@ import * as checkpointsSql from './checkpoints-sql.js';
 import { RebuildControl } from './control.js';
 import { CursorCache } from './cursors.js';
 import { AccountDiscovery } from './discovery.js';
+import { FoundEvents } from './found-events.js';
 import { Lane } from './lane.js';
 import { LagReport } from './lag-report.js';
 import { partOf } from './parts.js';
@@ -66,6 +67,7 @@ export class ProjectionWorker {
   private readonly discovery: AccountDiscovery;
   private readonly control: RebuildControl;
   private readonly cursors: CursorCache;
+  private readonly found: FoundEvents;
   private readonly lag: LagReport;
   private readonly log: Logger;
   private readonly source: SharedCatchUp;
@@ -83,6 +85,7 @@ export class ProjectionWorker {
     );
     this.source = new SharedCatchUp(options.store);
     this.cursors = new CursorCache(options.store);
+    this.found = new FoundEvents(options.store, this.cursors, options.projections.map((p) => p.name));
     this.discovery = new AccountDiscovery(options.pool, options.store, (accounts) => this.markAccounts(accounts));
     this.claims = new PartClaims({
       pool: options.pool,
@@ -141,12 +144,14 @@ export class ProjectionWorker {
   /**
    * Events of these accounts were appended in this process: apply them now rather than once
    * discovery reads them (on EventStoreDB, that read has the busiest account's events to go
-   * through first), and look at the store now rather than at the next poll.
+   * through first). Discovery looks at the store now only for an account not registered yet, which
+   * it alone can start; for the others its next poll is soon enough, and a look now would only
+   * compete with their batches for the CPU and the database (docs/performance.md, Idle freshness).
    */
   wake(accountIds: readonly string[] = []): void {
-    this.signals.wakeDiscovery();
-    // An account not registered yet is left to discovery, which finds where its events start.
-    this.markHeld(accountIds.filter((accountId) => this.discovery.knows(accountId)));
+    const known = accountIds.filter((accountId) => this.discovery.knows(accountId));
+    if (known.length < accountIds.length) this.signals.wakeDiscovery();
+    this.markHeld(known);
   }
 
   /** Finishes the batches in hand, gives up its parts and stops. */
@@ -162,15 +167,20 @@ export class ProjectionWorker {
     if (state === 'active' || state === 'standby') this.log.info(`projection worker ${state}`);
   }
 
-  /** The latest position at which events of each account were found: its cursors are behind until they reach it. */
-  private readonly seenUpTo = new Map<string, string>();
-
+  /**
+   * Discovery found events of these accounts: pending, the projections whose cursors have not
+   * read that far. A job in flight is left to judge at its end (FoundEvents.past), so that events
+   * an append already had applied are not looked for again.
+   */
   private markAccounts(found: readonly { accountId: string; last: string }[]): void {
+    let marked = false;
     for (const { accountId, last } of found) {
-      const seen = this.seenUpTo.get(accountId);
-      if (seen === undefined || this.options.store.comparePositions(last, seen) > 0) this.seenUpTo.set(accountId, last);
+      const behind = this.found.found(accountId, last);
+      if (behind.length === 0 || !this.claims.claimOn(partOf(accountId))) continue;
+      this.scheduler.found(accountId, behind);
+      marked = true;
     }
-    this.markHeld(found.map((f) => f.accountId));
+    if (marked) this.signals.wakeLanes();
   }
 
   /** Marks the accounts of the parts this worker holds as having new events, and wakes the lanes. */
@@ -181,7 +191,7 @@ export class ProjectionWorker {
       this.scheduler.mark(accountId);
       marked = true;
     }
-    if (marked) this.signals.wakeAll();
+    if (marked) this.signals.wakeLanes();
   }
 
   private gained(claims: Claim[]): void {
@@ -277,7 +287,7 @@ export class ProjectionWorker {
       log: this.log,
       metrics: this.options.metrics,
       workerId: this.id,
-      seenUpTo: (accountId) => this.seenUpTo.get(accountId),
+      seenUpTo: (accountId) => this.found.upTo(accountId),
       comparePositions: (a, b) => this.options.store.comparePositions(a, b),
     });
     try {
@@ -291,7 +301,9 @@ export class ProjectionWorker {
         let outcome: 'more' | 'caught-up' = 'more';
         try {
           outcome = claim ? await lane.run(job, claim) : 'more';
-          if (outcome === 'more') this.signals.wakeAll();
+          // Discovery's finds during the job were left to it (markAccounts).
+          if (outcome === 'caught-up' && this.found.past(job.projection, job.accountId)) outcome = 'more';
+          if (outcome === 'more') this.signals.wakeLanes();
         } catch (error) {
           if (!this.signals.stopped) {
             lane.failures.report(error);

@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { projections } from '../projections/index.js';
+import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker.js';
+import { createLogger } from '../src/logger.js';
+import { TestApp, type Credentials } from './support/app.js';
+import { eventually, sleep } from './support/eventually.js';
+import { send } from './support/projection-harness.js';
+
+/**
+ * What an append woken into a worker costs (docs/performance.md, Idle freshness): the batches of
+ * its account, each projection reading the new events once, and nothing else. Discovery, which
+ * here polls only when woken, does not look at the store for an account it knows, and so never
+ * marks the account again for events its batches already applied.
+ */
+
+const silent = createLogger('silent');
+/** Discovery polls once at the start, then only when woken. */
+const neverPolls = 3_600_000;
+
+/** The worker's catch-up reads and discovery scans, while recording. */
+class Recorder {
+  reads: string[] = [];
+  scans = 0;
+  recording = false;
+
+  store(inner: WorkerStore): WorkerStore {
+    return {
+      readAll: (checkpoint, limit, filter) => {
+        if (this.recording) this.reads.push(filter?.accountId ?? '(every account)');
+        return inner.readAll(checkpoint, limit, filter);
+      },
+      backlog: (...args) => inner.backlog(...args),
+      scanAccounts: (...args) => {
+        if (this.recording) this.scans += 1;
+        return inner.scanAccounts(...args);
+      },
+      comparePositions: (a, b) => inner.comparePositions(a, b),
+      ...(inner.mayRepeatEventIds !== undefined && { mayRepeatEventIds: inner.mayRepeatEventIds }),
+    };
+  }
+}
+
+describe('a worker woken by an append (int)', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let account: Credentials;
+  let accountId: string;
+  let worker: ProjectionWorker;
+  const recorder = new Recorder();
+
+  const leadOf = async (userId: string): Promise<boolean> => {
+    const { rows } = await app.pool.query("SELECT 1 FROM leads WHERE account_id = $1 AND profile_kind = 'user' AND profile_id = $2", [accountId, userId]);
+    return rows.length > 0;
+  };
+
+  before(async () => {
+    app = await TestApp.start();
+    account = await app.account('woken');
+    const { rows } = await app.pool.query<{ id: string }>('SELECT id FROM accounts WHERE license_code = $1', [account.licenseCode]);
+    accountId = rows[0]?.id ?? '';
+    await send(app, account, 'users', { userId: 'first', email: 'first@example.com', attributes: {} });
+    worker = new ProjectionWorker({ pool: app.pool, store: recorder.store(app.services.store), log: silent, projections, pollMs: neverPolls }).start();
+    await eventually(() => leadOf('first'), 20_000, () => 'the account was not discovered');
+  });
+
+  after(async () => {
+    await worker.stop();
+    await app.stop();
+  });
+
+  it('applies the new events of a known account with one read, without discovery looking at the store', async () => {
+    // The first lead is in: let the first round of the account's batches end before recording.
+    await sleep(500);
+    recorder.recording = true;
+    await send(app, account, 'users', { userId: 'second', email: 'second@example.com', attributes: {} });
+    worker.wake([accountId]);
+    await eventually(() => leadOf('second'), 20_000, () => 'the woken account was not applied');
+    // Whatever a second round would read, it would start within this.
+    await sleep(1_000);
+    recorder.recording = false;
+    expect(recorder.scans, 'discovery scans of the store after the wake').to.equal(0);
+    // One page, read for one projection and shared with the others (shared-catch-up.ts).
+    expect(recorder.reads, 'catch-up reads after the wake').to.deep.equal([accountId]);
+  });
+});
