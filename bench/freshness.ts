@@ -17,8 +17,10 @@ import { quantile, startProbe } from './visibility.js';
  * worker in a thread of its process) takes BENCH_FRESHNESS_PROFILES (100,000) new profiles of one account in
  * bulk requests of 100 (the API's most) on BENCH_FRESHNESS_CONNECTIONS (8) connections, while a
  * probe of another account posts a single user every 90-110 ms and polls GET leads/<id> every
- * 5-10 ms until it is served. The probe first runs alone for a few seconds: what it sees with
- * nothing else to do. Accounts take turns for the worker's lanes (docs/projections.md), so the
+ * 5-10 ms until it is served. Before that, the idle service: BENCH_IDLE_PROBES (200) probes, each
+ * posted 200-600 ms after the one before became visible (after 10 not counted), so that every
+ * sample finds the worker waiting with nothing to do; then the probe alone at its import pace for
+ * a few seconds. Accounts take turns for the worker's lanes (docs/projections.md), so the
  * probe's leads should not wait behind the import's backlog.
  */
 
@@ -42,6 +44,8 @@ export interface ProbeWindow {
 }
 
 export interface FreshnessRow {
+  /** One probe at a time on the idle service; null with BENCH_IDLE_PROBES=0. */
+  idle: ProbeWindow | null;
   quiet: ProbeWindow;
   underImport: ProbeWindow;
   profiles: number;
@@ -98,6 +102,13 @@ export async function freshnessGroup(dataDir: string, adminToken: string, childr
       pollMs: [5, 10] as [number, number],
       giveUpMs: 10_000,
     });
+    let idle: ProbeWindow | null = null;
+    if (settings.idleProbes > 0) {
+      setPhase('freshness: idle');
+      say(`freshness: ${settings.idleProbes} probes of the idle service, one at a time, 200-600 ms apart`);
+      const idleProbe = { ...probeSettings(3_600), gapMs: [200, 600] as [number, number], count: settings.idleProbes, oneAtATime: true, warmup: 10 };
+      idle = windowOf('idle, one at a time', await startProbe(idleProbe).result);
+    }
     setPhase('freshness: probe alone');
     say(`freshness: the probe alone (${quietSeconds} s)`);
     const quiet = windowOf('probe alone', await startProbe(probeSettings(quietSeconds)).result);
@@ -132,6 +143,7 @@ export async function freshnessGroup(dataDir: string, adminToken: string, childr
     probe.stop();
     const underImport = windowOf('under the import', await probe.result);
     return {
+      idle,
       quiet,
       underImport,
       profiles,

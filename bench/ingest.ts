@@ -1,9 +1,7 @@
-import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../src/net.js';
 import { allQueued, bulkBodies, bulkKinds, eventBody, productEventBody, queued, userBody } from './bodies.js';
 import { WriteCeilingMeter, type WriteCeilings } from './ceilings.js';
-import { startChild, stopChild, waitHealthy, type Child } from './children.js';
+import { stopChild, type Child } from './children.js';
 import { postmasterPid } from './cpu.js';
 import { measureImport, type ImportRow } from './import.js';
 import { measure, type Scenario, type Target } from './load.js';
@@ -11,7 +9,8 @@ import { storeUrl } from './projections.js';
 import type { Row } from './report.js';
 import { setPhase } from './rss.js';
 import { createAccount, startService, startWorker, stopService, type Account, type RunningService } from './service.js';
-import { root, say, selected, settings } from './settings.js';
+import { compareServers, measureNaivePeer, measureServer, type ServerResult } from './servers.js';
+import { say, selected, settings } from './settings.js';
 
 /*
  * The groups on the first data directory: the ingest scenarios under each way of running the
@@ -22,7 +21,9 @@ import { root, say, selected, settings } from './settings.js';
  *  2. PROJECTIONS=off beside a worker process (`npm run worker`): users single and bulk;
  *  3. PROJECTIONS=off alone (the targets' figures): for each single-item scenario the hello-world,
  *     the naive peer (Express + pg, one INSERT per request) then the scenario; for each bulk kind its write ceiling (PostgreSQL alone, the service idle)
- *     then its bulk scenario: each ceiling close in time to what is judged against it.
+ *     then its bulk scenario: each ceiling close in time to what is judged against it;
+ *  4. users single (1,000 users, one user) against the naive peer, and users bulk against the
+ *     users write ceiling, on this embedded server and on BENCH_DATABASE_URL's (servers.ts).
  * Each way gets its own account, so no scenario updates another's profiles.
  */
 
@@ -30,6 +31,8 @@ export interface IngestResults {
   rows: Row[];
   ceilings: WriteCeilings | null;
   imported: ImportRow | null;
+  /** The ingest on the embedded server and on BENCH_DATABASE_URL's (servers.ts). */
+  servers: ServerResult[];
 }
 
 const json = { 'content-type': 'application/json' };
@@ -67,29 +70,6 @@ async function serviceTarget(service: RunningService, account: Account, store: p
   };
 }
 
-/**
- * A reference server of the bench (its script in dist/bench), started for one scenario: `scenarioAt`
- * gives the scenario and its target on the server's URL once it answers /healthz; stopped after.
- */
-async function measureServer(
-  children: Child[],
-  name: string,
-  script: string,
-  env: NodeJS.ProcessEnv,
-  scenarioAt: (url: string, child: Child) => Promise<[Scenario, Target]>,
-): Promise<Row> {
-  const port = await freePort();
-  const child = startChild(name, join(root, 'dist', 'bench', script), { ...process.env, ...env, PORT: String(port) }, root);
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitHealthy(child, `${url}/healthz`, 30_000);
-    return await measure(...(await scenarioAt(url, child)));
-  } finally {
-    say(`${name} stopped (SIGTERM): ${await stopChild(child, 30_000)}`);
-  }
-}
-
 /** The hello-world, measured like a single-item scenario: the ceiling of one small JSON request. */
 function measureBaseline(children: Child[]): Promise<Row> {
   return measureServer(children, 'baseline', 'baseline-server.js', {}, async (url, child) => [
@@ -99,20 +79,8 @@ function measureBaseline(children: Child[]): Promise<Row> {
   ]);
 }
 
-/**
- * The naive peer (naive-peer-server.ts), measured like the service's single-item scenario of the
- * same kind, on the service's PostgreSQL: the simple thing a user would write instead.
- */
-async function measureNaivePeer(children: Child[], dataDir: string, service: Scenario): Promise<Row> {
-  const kind = service.path.slice(service.path.lastIndexOf('/') + 1);
-  return measureServer(children, 'naive peer', 'naive-peer-server.js', { DATABASE_URL: await storeUrl(dataDir) }, async (url, child) => [
-    { ...service, name: `naive peer ${service.name}`, config: 'naive peer', path: `/v1/accounts/peer/${kind}` },
-    { url, headers: json, child, worker: null, pgPid: await postmasterPid(dataDir), store: null, peer: true },
-  ]);
-}
-
 export async function ingestGroups(dataDir: string, adminToken: string, children: Child[]): Promise<IngestResults> {
-  const results: IngestResults = { rows: [], ceilings: null, imported: null };
+  const results: IngestResults = { rows: [], ceilings: null, imported: null, servers: [] };
   const [ceilings, ingest, imports] = [selected.has('ceilings'), selected.has('ingest'), selected.has('import')];
   if (!ceilings && !ingest && !imports) {
     results.rows.push(await measureBaseline(children));
@@ -170,7 +138,7 @@ export async function ingestGroups(dataDir: string, adminToken: string, children
     for (const scenario of ingest ? singleScenarios(alone.licenseCode, config, ['users', 'events', 'productsevents']) : []) {
       // The hello-world, the naive peer, then the service: each ratio against ceilings just measured.
       results.rows.push(await measureBaseline(children));
-      results.rows.push(await measureNaivePeer(children, dataDir, scenario));
+      results.rows.push(await measureNaivePeer(children, { url: await storeUrl(dataDir), pgPid: await postmasterPid(dataDir) }, scenario));
       results.rows.push(await measure(scenario, target));
     }
     const meter = ceilings
@@ -197,5 +165,6 @@ export async function ingestGroups(dataDir: string, adminToken: string, children
     await store.pool?.end();
     if (service) await stopService(service);
   }
+  if (ingest) results.servers = await compareServers(dataDir, adminToken, children);
   return results;
 }

@@ -1,4 +1,5 @@
 import type { BulkKind } from './bodies.js';
+import type { ServerResult } from './servers.js';
 import type { Child } from './children.js';
 
 /** A rate over the ceiling it is judged against, measured in the same run. */
@@ -219,4 +220,42 @@ const mb = (bytes: number | null): string => (bytes === null ? '-' : (bytes / 1e
 export function printMemory(children: Child[]): void {
   console.log('\nmemory: highest resident set size of each process the bench started (sampled every 200 ms through its life)');
   console.log(table(['process', 'max RSS MB', 'samples', 'during'], children.map((c) => [c.name, mb(c.rss.maxBytes), String(c.rss.samples), c.rss.during])));
+}
+
+/** The ingest on the embedded server and the external one (servers.ts): each service row over its peer or its ceiling. */
+export function printServers(servers: ServerResult[]): void {
+  if (servers.length === 0) return;
+  console.log('\ningest on the embedded and an external PostgreSQL (BENCH_DATABASE_URL), PROJECTIONS=off, each service row right after its naive peer');
+  for (const s of servers) {
+    console.log(`${s.server}: ${s.settings}`);
+    console.log(`  durable single-row commits: ${s.commits.map((c) => `${c.connections} connection(s) ${whole(c.commitsPerSec)}/s (${c.meanMs.toFixed(2)} ms each)`).join(', ')}`);
+  }
+  const header = ['server', 'scenario', 'req/s', 'items/s', 'p50 ms', 'p99 ms', 'not queued', 'vs', 'ratio', 'ev/commit', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other'];
+  const lines: string[][] = [];
+  for (const s of servers) {
+    let peer: Row | null = null;
+    for (const r of s.rows) {
+      if (r.config === 'naive peer') peer = r;
+      const against = r.config === 'naive peer' ? null : r.ceiling ? [r.ceiling.ceiling, r.ceiling.ratio] : peer ? ['naive peer', r.reqPerSec / peer.reqPerSec] : null;
+      lines.push([
+        s.server,
+        r.scenario,
+        whole(r.reqPerSec),
+        whole(r.itemsPerSec),
+        fixed(r.p50Ms, 1),
+        fixed(r.p99Ms, 1),
+        String(r.notQueued + r.errors),
+        against ? String(against[0]) : '-',
+        against ? fixed(Number(against[1]), 2) : '-',
+        fixed(r.eventsPerCommit, 1),
+        fixed(r.cpuCores.node, 2),
+        fixed(r.cpuCores.postgres, 2),
+        fixed(r.cpuCores.loadgen, 2),
+        fixed(r.cpuCores.other, 2),
+      ]);
+    }
+  }
+  console.log(table(header, lines));
+  console.log('(ratio: the service\'s req/s over the naive peer\'s measured just before on the same server, users bulk items/s over that server\'s users');
+  console.log(' write ceiling; CPU pg: the server\'s processes, other databases of an external server included; not queued includes errors)');
 }

@@ -10,11 +10,12 @@ import { freshnessGroup, type FreshnessRow } from './freshness.js';
 import { printImport } from './import.js';
 import { erasureGroup, type ErasureResult } from './erasure.js';
 import { exportGroup, printExport, type ExportResult } from './export.js';
+import { backlogGroup, printBacklog, type BacklogResult } from './backlog.js';
 import { printErasure, printSealing } from './erasure-report.js';
 import { ingestGroups } from './ingest.js';
 import { leadsGroup, printLeads, type LeadsRow } from './leads.js';
 import { projectionGroups, type Projected } from './projection-group.js';
-import { printIngest, printMemory, printProblems, printProjections, printVisibility } from './report.js';
+import { printIngest, printMemory, printProblems, printProjections, printServers, printVisibility } from './report.js';
 import { sdkGroup, printSdk, type SdkMemory, type SdkRow } from './sdk.js';
 import { sealingGroup, type SealingResult } from './sealing.js';
 import { browserGroup, printBrowser, type BrowserResult } from './browser.js';
@@ -53,7 +54,9 @@ import { workersGroup, type WorkersResult } from './workers.js';
  *  - segment: Segment's /v1/batch (track, a mix with identify, 500 a batch) against events/bulk and
  *    users/bulk per item, in turn, PROJECTIONS=off (segment.ts), on a ninth;
  *  - export: the export of an account of a million events against PostgreSQL reading its rows and
- *    the store's read with fields opened, and the service's memory (export.ts), on a tenth.
+ *    the store's read with fields opened, and the service's memory (export.ts), on a tenth;
+ *  - backlog: an account's backlog of 12,000 sealed events of 8 KB drained after a restart, against
+ *    the same kind of events applied as they arrive (backlog.ts), on an eleventh.
  * Throughout, the resident memory of every process started is sampled (rss.ts). The end: a table
  * of the targets. Other settings: bench/settings.ts. BENCH_JSON (a path): also write the results
  * there. Exits 1 if any response was not a success, a lead never showed, the read models
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
     browser: await mkdtemp(join(tmpdir(), 'tracking-bench-browser-')),
     segment: await mkdtemp(join(tmpdir(), 'tracking-bench-segment-')),
     export: await mkdtemp(join(tmpdir(), 'tracking-bench-export-')),
+    backlog: await mkdtemp(join(tmpdir(), 'tracking-bench-backlog-')),
   };
   const adminToken = randomBytes(24).toString('base64url');
   const children: Child[] = [];
@@ -115,12 +119,14 @@ async function main(): Promise<void> {
     const segment: SegmentResult | null = selected.has('segment') ? await segmentGroup(dirs.segment, adminToken, children) : null;
 
     const exported: ExportResult | null = selected.has('export') ? await exportGroup(dirs.export, adminToken, children) : null;
+    const backlog: BacklogResult | null = selected.has('backlog') ? await backlogGroup(dirs.backlog, adminToken, children) : null;
 
     const results = { ...ingested, projected, freshness, workers, sealing, erasure, browser, segment, children };
     applyCeilings(results);
     const loadAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
     printIngest({ ...info, loadAvg1mAtEnd: loadAtEnd, minutes: ((performance.now() - started) / 60_000).toFixed(1) }, settings, ingested.rows);
     if (ingested.ceilings) printWriteCeilings(ingested.ceilings, settings.ceilingRowsPerStatement);
+    printServers(ingested.servers);
     if (ingested.imported && printImport(ingested.imported)) failed = true;
     const baselineRate = ingested.rows.find((r) => r.config === 'baseline')?.reqPerSec ?? null;
     if (projected.projections.length) printProjections(projected.projections, baselineRate);
@@ -135,13 +141,14 @@ async function main(): Promise<void> {
     if (browser && printBrowser(browser)) failed = true;
     if (segment && printSegment(segment)) failed = true;
     if (exported && printExport(exported)) failed = true;
+    if (backlog && printBacklog(backlog)) failed = true;
     printMemory(children);
     const targets = targetLines(results);
     printTargets(targets);
     if (printProblems(ingested.rows, children, [...projected.readModelProblems, ...(workers?.problems ?? [])])) failed = true;
     if (process.env.BENCH_JSON) {
       const logs = Object.fromEntries(children.map((c) => [c.name, { problemLines: c.problemCount, first: c.problems, maxRssBytes: c.rss.maxBytes, maxRssDuring: c.rss.during }]));
-      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, segment, export: exported, targets, logs };
+      const output = { machine: { ...info, loadAvg1mAtEnd: loadAtEnd }, settings, ...ingested, ...projected, storeMix: Object.fromEntries(projected.storeMix), freshness, workers: workers && { ...workers, storeMix: Object.fromEntries(workers.storeMix) }, leads, sdk, hostile, sealing, erasure, browser, segment, export: exported, backlog, targets, logs };
       await writeFile(process.env.BENCH_JSON, `${JSON.stringify(output, null, 2)}\n`);
       console.log(`results written to ${process.env.BENCH_JSON}`);
     }

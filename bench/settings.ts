@@ -14,7 +14,7 @@ function intEnv(name: string, fallback: number, min: number): number {
   return value;
 }
 
-export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser', 'segment', 'export'] as const;
+export const scenarioGroups = ['ceilings', 'ingest', 'import', 'apply', 'rebuild', 'visibility', 'freshness', 'workers', 'leads', 'sdk', 'hostile', 'sealing', 'erasure', 'browser', 'segment', 'export', 'backlog'] as const;
 export type ScenarioGroup = (typeof scenarioGroups)[number];
 
 function isGroup(name: string): name is ScenarioGroup {
@@ -31,6 +31,12 @@ function selectedGroups(): Set<ScenarioGroup> {
 }
 
 export const selected = selectedGroups();
+
+/**
+ * BENCH_DATABASE_URL: an external PostgreSQL server (a user allowed to create databases); the
+ * ingest group also runs on a fresh database of it, dropped after (servers.ts).
+ */
+export const benchDatabaseUrl = process.env.BENCH_DATABASE_URL || null;
 
 export const settings = {
   scenarios: [...selected].join(','),
@@ -54,6 +60,8 @@ export const settings = {
   // Freshness: profiles one account imports (bulk of bulkSize, the API's most) while another's probe posts.
   freshnessProfiles: intEnv('BENCH_FRESHNESS_PROFILES', 100_000, 100),
   freshnessConnections: intEnv('BENCH_FRESHNESS_CONNECTIONS', 8, 1),
+  // Freshness of an idle service: probes posted one at a time, 200-600 ms apart, before the rest (0: none).
+  idleProbes: intEnv('BENCH_IDLE_PROBES', 200, 0),
   // Workers: the store the catch-ups of one and two worker processes apply, its accounts, and how
   // many times the pair (one, then two) runs.
   workersEvents: intEnv('BENCH_WORKERS_EVENTS', 250_000, 1_000),
@@ -77,6 +85,10 @@ export const settings = {
   // export and its two ceilings, in a turned order each round (export.ts).
   exportEvents: intEnv('BENCH_EXPORT_EVENTS', 1_000_000, 1_000),
   exportRounds: intEnv('BENCH_EXPORT_ROUNDS', 3, 1),
+  // Backlog: the large events (about BENCH_BACKLOG_EVENT_BYTES of sealed fields each) one account
+  // posts with PROJECTIONS=off before the restart that drains them (backlog.ts).
+  backlogEvents: intEnv('BENCH_BACKLOG_EVENTS', 12_000, 100),
+  backlogEventBytes: intEnv('BENCH_BACKLOG_EVENT_BYTES', 8_000, 500),
   // Longest wait for the projections to catch up after an ingest scenario.
   drainLimitSeconds: intEnv('BENCH_DRAIN_LIMIT', 60, 0),
   // Past it, a catch-up, rebuild or import is stopped and its rate so far reported.
@@ -85,7 +97,18 @@ export const settings = {
   // ingest and visibility services always run with the defaults, as npm start does.
   projectionBatchSize: intEnv('BENCH_PROJECTION_BATCH_SIZE', 0, 0),
   rateLimits: 'off (PRODUCTSEVENTS_RATE_LIMIT=0, INGEST_RATE_LIMIT=0): the bench measures ingest, not the limiter',
+  // Ingest on the embedded and an external PostgreSQL (servers.ts): the rounds, and the connections of their single scenarios.
+  serverRounds: intEnv('BENCH_SERVER_ROUNDS', 2, 1),
+  serverConnections: intEnv('BENCH_SERVER_CONNECTIONS', 50, 1),
+  externalServer: externalServerName(),
 };
+
+/** The external server's address as printed: its credentials left out. */
+function externalServerName(): string {
+  if (!benchDatabaseUrl) return 'none (BENCH_DATABASE_URL unset)';
+  const url = new URL(benchDatabaseUrl);
+  return `${url.hostname}:${url.port || '5432'}`;
+}
 
 export type Settings = typeof settings;
 

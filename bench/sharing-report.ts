@@ -13,7 +13,7 @@ export function printFreshness(r: FreshnessRow): boolean {
   console.log(`\nfreshness of one account while another imports (service as npm start runs it; ${whole(r.profiles)} profiles in bulk of ${settings.bulkSize} on ${settings.freshnessConnections} connections; probe of another account every 90-110 ms)`);
   const header = ['probe window', 'probes', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'p99 from sent', 'POST p50', 'POST p99', 'GET p50', 'GET p99', 'not visible'];
   const line = (w: ProbeWindow): string[] => [w.label, String(w.probes), fixed(w.p50Ms, 1), fixed(w.p95Ms, 1), fixed(w.p99Ms, 1), fixed(w.maxMs, 1), fixed(w.p99FromSentMs, 1), fixed(w.postP50Ms, 1), fixed(w.postP99Ms, 1), fixed(w.getP50Ms, 1), fixed(w.getP99Ms, 1), String(w.notVisible)];
-  console.log(table(header, [line(r.quiet), line(r.underImport)]));
+  console.log(table(header, [...(r.idle ? [line(r.idle)] : []), line(r.quiet), line(r.underImport)]));
   console.log('(ms from the probe\'s POST answered to the first GET leads/:id answering 200, polled every 5-10 ms; p99 from sent: from the POST sent)');
   const importHeader = ['importer', 'in leads', 'posted s', 'all visible s', 'profiles/s', 'POST p50 ms', 'POST p99 ms', 'failed', 'CPU node', 'CPU pg', 'CPU loadgen', 'CPU other'];
   console.log(
@@ -34,10 +34,12 @@ export function printFreshness(r: FreshnessRow): boolean {
       ],
     ]),
   );
-  const failures = [...r.quiet.failures, ...r.underImport.failures];
-  const bad = r.failedResponses > 0 || r.visible < r.profiles || r.quiet.notVisible + r.underImport.notVisible > 0 || failures.length > 0;
+  const windows = [...(r.idle ? [r.idle] : []), r.quiet, r.underImport];
+  const failures = windows.flatMap((w) => w.failures);
+  const notVisible = windows.reduce((sum, w) => sum + w.notVisible, 0);
+  const bad = r.failedResponses > 0 || r.visible < r.profiles || notVisible > 0 || failures.length > 0;
   if (bad) {
-    console.log(`FAILED in freshness: ${r.failedResponses} failed import responses, ${whole(r.profiles - r.visible)} profiles not in leads, ${r.quiet.notVisible + r.underImport.notVisible} probes never visible`);
+    console.log(`FAILED in freshness: ${r.failedResponses} failed import responses, ${whole(r.profiles - r.visible)} profiles not in leads, ${notVisible} probes never visible`);
     for (const failure of failures) console.log(`  probe: ${failure}`);
   }
   return bad;

@@ -5,8 +5,9 @@ import { parentPort, workerData } from 'node:worker_threads';
  * The probe of the visibility scenario, in a worker thread so that the load generator's event loop
  * never delays its clock: every 20-50 ms it posts a fresh user and, once the POST is answered, asks
  * for the lead every 5-10 ms until it is there (200). The sample is the time from the POST's answer
- * to the first 200. Sends one ProbeResult to the parent when done: after `seconds`, or sooner when
- * the parent sends 'stop'.
+ * to the first 200. Sends one ProbeResult to the parent when done: after `seconds` (or `count`
+ * probes), or sooner when the parent sends 'stop'. With `oneAtATime`, each probe is posted `gapMs`
+ * after the one before became visible: nothing else in flight, the service idle in between.
  */
 
 export interface ProbeSettings {
@@ -19,6 +20,12 @@ export interface ProbeSettings {
   pollMs: [number, number];
   /** A lead not visible this long after its POST is counted as not visible. */
   giveUpMs: number;
+  /** Probes sent at most (none: as many as `seconds` allows). */
+  count?: number;
+  /** Each probe waits for the one before to be visible (or given up), then `gapMs`. */
+  oneAtATime?: boolean;
+  /** Probes sent first and left out of the result: the service's caches and JIT warm. */
+  warmup?: number;
 }
 
 export interface ProbeResult {
@@ -39,7 +46,8 @@ export interface ProbeResult {
 const settings = workerData as ProbeSettings;
 const between = ([min, max]: [number, number]): number => min + Math.random() * (max - min);
 
-const result: ProbeResult = { visibleMs: [], fromSentMs: [], notVisible: 0, failures: [], polls: 0, getMs: [], postMs: [] };
+const emptyResult = (): ProbeResult => ({ visibleMs: [], fromSentMs: [], notVisible: 0, failures: [], polls: 0, getMs: [], postMs: [] });
+let result = emptyResult();
 const headers = { authorization: `Bearer ${settings.token}`, 'content-type': 'application/json' };
 const base = settings.serviceUrl;
 
@@ -85,10 +93,19 @@ parentPort?.on('message', (message: unknown) => {
 });
 // The probe's own timers keep the thread alive; the port must not once they are done.
 parentPort?.unref();
-for (let n = 0; performance.now() < until; n += 1) {
+const warmup = settings.warmup ?? 0;
+for (let n = 0; n < warmup && performance.now() < until; n += 1) {
+  await probe(n).catch((error: unknown) => fail(`warm-up probe ${n}: ${String(error)}`));
+  await sleep(between(settings.gapMs));
+}
+// What the warm-up saw is not measured; its failures are kept.
+result = { ...emptyResult(), failures: result.failures };
+const count = warmup + (settings.count ?? Infinity);
+for (let n = warmup; n < count && performance.now() < until; n += 1) {
   const p = probe(n).catch((error: unknown) => fail(`probe ${n}: ${String(error)}`));
   inFlight.add(p);
   void p.finally(() => inFlight.delete(p));
+  if (settings.oneAtATime) await p;
   await sleep(between(settings.gapMs));
 }
 await Promise.all(inFlight);
