@@ -20,9 +20,9 @@ import { send } from './support/projection-harness.js';
  */
 
 const silent = createLogger('silent');
-/** Short leases: a heartbeat every 500 ms, so that a window of a few seconds holds many. */
-const leaseMs = 2_000;
-/** Long enough for about a dozen heartbeats and three lag reports (every 2 s). */
+/** The default lease: a heartbeat every 1.5 s, four or so in a window; shorter ones may lapse on a loaded machine. */
+const leaseMs = 6_000;
+/** Long enough for four heartbeats and three lag reports (every 2 s). */
 const idleWindowMs = 6_500;
 
 const oneLine = (sql: string): string => sql.replace(/\s+/g, ' ').trim();

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { projections } from '../projections/index.js';
+import { accountCaughtUp } from '../projections/runner/rebuild.js';
 import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker.js';
 import { createLogger } from '../src/logger.js';
 import { TestApp, type Credentials } from './support/app.js';
-import { eventually, sleep } from './support/eventually.js';
+import { eventually, sleep, until } from './support/eventually.js';
 import { send } from './support/projection-harness.js';
 
 /**
@@ -69,8 +70,8 @@ describe('a worker woken by an append (int)', function () {
   });
 
   it('applies the new events of a known account with one read, without discovery looking at the store', async () => {
-    // The first lead is in: let the first round of the account's batches end before recording.
-    await sleep(500);
+    // The first round of the account's batches is over once every projection's cursor has caught up.
+    await until(() => accountCaughtUp(app.pool, projections, accountId), 20_000, () => 'the first round of batches did not end');
     recorder.recording = true;
     await send(app, account, 'users', { userId: 'second', email: 'second@example.com', attributes: {} });
     worker.wake([accountId]);

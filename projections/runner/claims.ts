@@ -49,6 +49,14 @@ export class PartClaims {
     return { part, epoch };
   }
 
+  /**
+   * Whether the part is held and not being given up, its lease surely valid or not: an account of
+   * it found meanwhile is kept pending (a job waits for claimOn), not forgotten.
+   */
+  holds(part: number): boolean {
+    return this.held.has(part) && !this.releasing.has(part);
+  }
+
   get parts(): number[] {
     return [...this.held.keys()].sort((a, b) => a - b);
   }

@@ -105,7 +105,7 @@ export class ProjectionWorker {
       },
       onAccountReset: (accountId) => {
         this.cursors.forgetAccount(accountId);
-        if (this.claims.claimOn(partOf(accountId))) this.scheduler.mark(accountId);
+        if (this.claims.holds(partOf(accountId))) this.scheduler.mark(accountId);
         this.signals.wakeAll();
       },
     });
@@ -176,7 +176,7 @@ export class ProjectionWorker {
     let marked = false;
     for (const { accountId, last } of found) {
       const behind = this.found.found(accountId, last);
-      if (behind.length === 0 || !this.claims.claimOn(partOf(accountId))) continue;
+      if (behind.length === 0 || !this.claims.holds(partOf(accountId))) continue;
       this.scheduler.found(accountId, behind);
       marked = true;
     }
@@ -187,7 +187,7 @@ export class ProjectionWorker {
   private markHeld(accountIds: readonly string[]): void {
     let marked = false;
     for (const accountId of accountIds) {
-      if (!this.claims.claimOn(partOf(accountId))) continue;
+      if (!this.claims.holds(partOf(accountId))) continue;
       this.scheduler.mark(accountId);
       marked = true;
     }

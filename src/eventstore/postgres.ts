@@ -134,16 +134,17 @@ export class PostgresEventStore implements EventStore {
       return results.map((value) => ({ status: 'fulfilled', value }));
     } catch (error) {
       if (units.length === 1 || isUnavailableError(error)) throw this.translate(error);
-      return Promise.allSettled(
-        units.map(async (unit) => {
-          try {
-            const [result] = await this.writeWithRetry([unit]);
-            return result as AppendedEvent[];
-          } catch (unitError) {
-            throw this.translate(unitError);
-          }
-        }),
-      );
+      // One after the other, so that units of one stream keep the order they were sent in.
+      const settled: PromiseSettledResult<AppendedEvent[]>[] = [];
+      for (const unit of units) {
+        try {
+          const [result] = await this.writeWithRetry([unit]);
+          settled.push({ status: 'fulfilled', value: result as AppendedEvent[] });
+        } catch (unitError) {
+          settled.push({ status: 'rejected', reason: this.translate(unitError) });
+        }
+      }
+      return settled;
     }
   }
 

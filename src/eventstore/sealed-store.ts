@@ -9,6 +9,9 @@ import { isSealedBox, open, personOf, seal, sealErased, unsealedData } from './s
  * (sealing.ts), whichever store keeps them. An event whose key was erased reads with those fields
  * empty and `erased` set.
  */
+/** The most a page asked of the store is scaled down by what pages opened to. */
+const maxOpenedPerStoredByte = 16;
+
 export class SealedEventStore implements EventStore {
   readonly mayRepeatEventIds?: boolean;
 
@@ -38,7 +41,8 @@ export class SealedEventStore implements EventStore {
     const opened = await openEvents(this.keys, result.events, { budget, storedBytes: result.bytes });
     // Of the events opened only (a cut page opened some): their stored bytes taken as their share of the page's.
     const openedStored = (result.bytes * opened.events.length) / Math.max(1, result.events.length);
-    if (openedStored > 0) this.openedPerStoredByte = Math.max(1, (openedStored + opened.grownBytes) / openedStored);
+    // Capped: one account's very compressible events must not shrink every other reader's pages to nothing.
+    if (openedStored > 0) this.openedPerStoredByte = Math.min(maxOpenedPerStoredByte, Math.max(1, (openedStored + opened.grownBytes) / openedStored));
     if (!opened.cut) return { ...result, events: opened.events, bytes: result.bytes + opened.grownBytes };
     // Opened, the page would weigh more than it may: it ends after the last event that fits, where
     // the next read resumes. (Read again up to there, a page whose stored bytes alone fill the
@@ -189,7 +193,9 @@ export async function openEvents(
     if (key && 'key' in key && key.accountId === accountId) {
       const { fields, bytes } = open(box, key.key, accountId, event.id);
       const grown = bytes - box.b.length;
-      if (opened.length > 0 && storedBytes + grownBytes + grown > budget) return { events: opened, grownBytes, cut: true };
+      // The store may pass its byte bound by its page's last event: what it allowed is allowed opened too,
+      // or a page of events that do not grow opened would be cut at once, page after page.
+      if (opened.length > 0 && storedBytes + grownBytes + grown > Math.max(budget, storedBytes)) return { events: opened, grownBytes, cut: true };
       grownBytes += grown;
       const data = fromStored({ type: event.type, data: unsealedData(event.type, stored, fields), metadata: event.metadata }).data;
       opened.push({ ...event, data } as RecordedEvent);
