@@ -4,7 +4,7 @@ import { projections } from '../projections/index.js';
 import * as claimsSql from '../projections/runner/claims-sql.js';
 import { accountCaughtUp, rebuildAccount } from '../projections/runner/rebuild.js';
 import { projectionStatus } from '../projections/runner/status.js';
-import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker.js';
+import { ProjectionWorker } from '../projections/runner/worker.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics.js';
@@ -12,6 +12,7 @@ import { TestApp, type Credentials } from './support/app.js';
 import { erasureDone } from './support/erasures.js';
 import { eventually, sleep, until } from './support/eventually.js';
 import { send } from './support/projection-harness.js';
+import { RecordedWorkerStore } from './support/recorded-worker-store.js';
 
 /**
  * An idle worker after an erasure, an account rebuild and a restart: it reports no account behind
@@ -30,10 +31,8 @@ const oneLine = (sql: string): string => sql.replace(/\s+/g, ' ').trim();
 const heartbeatWrites = new Set([claimsSql.heartbeat, claimsSql.renewLeases, claimsSql.forgetDeadWorkers].map(oneLine));
 
 /** What a worker asked in a window: catch-up reads (with the account read) and statements. */
-class Recorder {
-  reads: string[] = [];
+class Recorder extends RecordedWorkerStore {
   statements: string[] = [];
-  recording = false;
 
   /** A pool whose every statement, on every connection, is noted while recording. */
   pool(url: string): Pool {
@@ -50,19 +49,6 @@ class Recorder {
       });
     });
     return pool;
-  }
-
-  store(inner: WorkerStore): WorkerStore {
-    return {
-      readAll: (checkpoint, limit, filter) => {
-        if (this.recording) this.reads.push(filter?.accountId ?? '(every account)');
-        return inner.readAll(checkpoint, limit, filter);
-      },
-      backlog: (...args) => inner.backlog(...args),
-      scanAccounts: (...args) => inner.scanAccounts(...args),
-      comparePositions: (a, b) => inner.comparePositions(a, b),
-      ...(inner.mayRepeatEventIds !== undefined && { mayRepeatEventIds: inner.mayRepeatEventIds }),
-    };
   }
 
   async during(ms: number): Promise<void> {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { projections } from '../projections/index.js';
 import { accountCaughtUp } from '../projections/runner/rebuild.js';
-import { ProjectionWorker, type WorkerStore } from '../projections/runner/worker.js';
+import { ProjectionWorker } from '../projections/runner/worker.js';
 import { createLogger } from '../src/logger.js';
 import { TestApp, type Credentials } from './support/app.js';
 import { eventually, sleep, until } from './support/eventually.js';
 import { send } from './support/projection-harness.js';
+import { RecordedWorkerStore } from './support/recorded-worker-store.js';
 
 /**
  * What an append woken into a worker costs (docs/performance.md, Idle freshness): the batches of
@@ -18,36 +19,13 @@ const silent = createLogger('silent');
 /** Discovery polls once at the start, then only when woken. */
 const neverPolls = 3_600_000;
 
-/** The worker's catch-up reads and discovery scans, while recording. */
-class Recorder {
-  reads: string[] = [];
-  scans = 0;
-  recording = false;
-
-  store(inner: WorkerStore): WorkerStore {
-    return {
-      readAll: (checkpoint, limit, filter) => {
-        if (this.recording) this.reads.push(filter?.accountId ?? '(every account)');
-        return inner.readAll(checkpoint, limit, filter);
-      },
-      backlog: (...args) => inner.backlog(...args),
-      scanAccounts: (...args) => {
-        if (this.recording) this.scans += 1;
-        return inner.scanAccounts(...args);
-      },
-      comparePositions: (a, b) => inner.comparePositions(a, b),
-      ...(inner.mayRepeatEventIds !== undefined && { mayRepeatEventIds: inner.mayRepeatEventIds }),
-    };
-  }
-}
-
 describe('a worker woken by an append (int)', function () {
   this.timeout(60_000);
   let app: TestApp;
   let account: Credentials;
   let accountId: string;
   let worker: ProjectionWorker;
-  const recorder = new Recorder();
+  const recorder = new RecordedWorkerStore();
 
   const leadOf = async (userId: string): Promise<boolean> => {
     const { rows } = await app.pool.query("SELECT 1 FROM leads WHERE account_id = $1 AND profile_kind = 'user' AND profile_id = $2", [accountId, userId]);
