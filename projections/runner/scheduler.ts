@@ -90,7 +90,7 @@ export class FairScheduler {
   /**
    * Events of the account were found (discovery) for these projections: pending, those not in
    * flight. Unlike a mark, it leaves the jobs in flight as they are: their end compares their
-   * cursor with what was found (the worker, foundPast), so a job that read the events anyway is
+   * cursor with what was found (FoundEvents.past, in the worker), so a job that read the events anyway is
    * not run again to find nothing.
    */
   found(accountId: string, projections: readonly string[]): void {
