@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
+import pg from 'pg';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { schemaVersion, streams } from '../src/eventstore/events.js';
 import type { NewEvent } from '../src/eventstore/port.js';
@@ -71,6 +71,26 @@ describe('catch-up horizon (int)', () => {
     expect((await store.readAll(null, 100, { accountId })).events, 'read while the projection batch is open').to.have.length(1);
     expect((await store.scanAccounts(null, 100)).accounts.map((a) => a.accountId)).to.deep.equal([accountId]);
     await other.query('COMMIT');
+  });
+
+  it('an open writer in another database of the same server holds nothing back', async () => {
+    // Transaction ids are the server's: a writer elsewhere (another service, another test) is in every snapshot.
+    const elsewhere = await freshDatabase();
+    const foreign = new pg.Client({ connectionString: elsewhere.url });
+    await foreign.connect();
+    try {
+      await foreign.query('BEGIN');
+      await foreign.query('CREATE TABLE busy (n int)');
+      await foreign.query('INSERT INTO busy VALUES (1)');
+      const accountId = randomUUID();
+      await store.append([tracked(accountId)]);
+      expect((await store.readAll(null, 100, { accountId })).events, "this account's read").to.have.length(1);
+      expect((await store.readAll(null, 100)).events, 'a read of all accounts').to.have.length(1);
+      expect((await store.scanAccounts(null, 100)).accounts.map((a) => a.accountId), 'discovery').to.deep.equal([accountId]);
+    } finally {
+      await foreign.end();
+      await elsewhere.drop();
+    }
   });
 
   /** Opens an append of `events` on `other`, as the store writes it, and leaves it uncommitted. */

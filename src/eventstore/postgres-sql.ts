@@ -63,11 +63,17 @@ function declaresAccount(param: string): string {
 export const neverAppends = 'SELECT pg_advisory_xact_lock_shared(pg_current_xact_id()::text::bigint)';
 
 /**
- * The catch-up horizon: the oldest transaction still running that may append events, or the next
- * transaction id when none is. Rows of transactions below it are final: no event can commit among
- * them later. Transactions that declared they never append (neverAppends: their id is a bigint
- * advisory lock they hold) do not hold it back, so a long projection batch, or one paused waiting
- * on a lock, does not keep every account's new events from being read.
+ * The catch-up horizon: the oldest transaction still running that may append events here, or the
+ * next transaction id when none is. Rows of transactions below it are final: no event can commit
+ * among them later. Running transactions that hold nothing back:
+ * - those that declared they never append (neverAppends: their id is a bigint advisory lock they
+ *   hold), so that a long projection batch, or one paused waiting on a lock, does not keep every
+ *   account's new events from being read;
+ * - those connected to another database. Transaction ids are the server's, so a snapshot lists the
+ *   writers of every database on it; one holding a lock in another database (a writer holds one on
+ *   what it wrote) can never append here. Otherwise one long transaction of another application
+ *   on the same server stalls every read model.
+ * The lock table is read once (each read of pg_locks takes every lock partition's lock).
  */
 const catchUpHorizon = horizon('');
 
@@ -79,19 +85,21 @@ const catchUpHorizon = horizon('');
  * ExclusiveLock; a transaction waiting for it asks for a ShareLock) in the same virtual transaction.
  */
 const accountHorizon = horizon(`
-      AND xid(x) NOT IN (SELECT t.transactionid FROM pg_locks t
-        JOIN pg_locks a ON a.virtualtransaction = t.virtualtransaction
+      AND xid(x) NOT IN (SELECT t.transactionid FROM locks t JOIN locks a ON a.virtualtransaction = t.virtualtransaction
         WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
           AND a.locktype = 'advisory' AND a.objsubid = 2 AND a.classid = ${appendingAccountClass} AND a.granted AND a.mode = 'ShareLock'
-          AND a.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND a.objid <> ${accountKey('$7')})`);
+          AND a.database = (SELECT oid FROM here) AND a.objid <> ${accountKey('$7')})`);
 
 function horizon(alsoPassing: string): string {
-  return `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
+  return `(WITH locks AS MATERIALIZED (SELECT locktype, database, classid, objid, objsubid, mode, granted, virtualtransaction, transactionid FROM pg_locks),
+      here AS MATERIALIZED (SELECT oid FROM pg_database WHERE datname = current_database())
+    SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot()))
     FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-    WHERE x NOT IN (SELECT ((l.classid::bigint << 32) | l.objid::bigint)::text::xid8 FROM pg_locks l
-      WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.mode = 'ShareLock'
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))${alsoPassing})`;
+    WHERE x NOT IN (SELECT ((l.classid::bigint << 32) | l.objid::bigint)::text::xid8 FROM locks l
+        WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.mode = 'ShareLock' AND l.database = (SELECT oid FROM here))
+      AND xid(x) NOT IN (SELECT t.transactionid FROM locks t JOIN locks o ON o.virtualtransaction = t.virtualtransaction
+        WHERE t.locktype = 'transactionid' AND t.mode = 'ExclusiveLock' AND t.granted
+          AND o.database <> 0 AND o.database <> (SELECT oid FROM here))${alsoPassing})`;
 }
 
 const recordedColumns = `global_position, stream_name, stream_position, event_id, event_type, data, metadata,
