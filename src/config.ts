@@ -29,6 +29,8 @@ export interface Config {
   requestTimeoutSeconds: number;
   /** Heap bytes the ingest request bodies of a process may take at once (src/http/body-budget.ts); past them requests get 503 (0: no limit). */
   inflightBodyBytes: number;
+  /** Bulk requests of one account read, checked and stored at once while other accounts send too (src/http/account-admission.ts); the others wait their turn (0: no limit). */
+  bulkPerAccount: number;
   /** An ingest body bringing less than this many bytes per second in any 5 s from its start gets 408 (0: no minimum). */
   minBodyBytesPerSecond: number;
   adminToken: string | undefined;
@@ -115,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerPort: env.WORKER_PORT || env.METRICS_PORT ? intSetting(env, env.WORKER_PORT ? 'WORKER_PORT' : 'METRICS_PORT', 0) : null,
     requestTimeoutSeconds: Math.max(1, intSetting(env, 'REQUEST_TIMEOUT_SECONDS', 30)),
     inflightBodyBytes: intSetting(env, 'INFLIGHT_BODY_BYTES', 128 * 1024 * 1024),
+    bulkPerAccount: intSetting(env, 'ACCOUNT_BULK_CONCURRENCY', 1),
     minBodyBytesPerSecond: intSetting(env, 'MIN_BODY_RATE', defaultMinBodyBytesPerSecond),
     adminToken: adminTokenSetting(env.ADMIN_TOKEN),
     metricsToken: env.METRICS_TOKEN || undefined,

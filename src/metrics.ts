@@ -64,6 +64,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly bulkRequestsWaiting = new Gauge({
+    name: `${metricPrefix}http_bulk_requests_waiting`,
+    help: 'Bulk requests waiting, their bodies unread, for a turn of their account (ACCOUNT_BULK_CONCURRENCY run at once per account)',
+    registers: [this.registry],
+  });
+
   readonly storeUnavailable = new Counter({
     name: `${metricPrefix}store_unavailable_total`,
     help: 'Requests answered 503 because the event store or the database could not be reached',

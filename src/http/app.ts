@@ -11,6 +11,7 @@ import type { IdempotencyKeys } from '../ingest/idempotency.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Credentials } from './auth.js';
+import { AccountAdmission } from './account-admission.js';
 import { BodyBudget } from './body-budget.js';
 import type { BrowserKeyRegistry } from '../accounts/browser-key-registry.js';
 import { BrowserKeyLimits } from './browser-limits.js';
@@ -102,6 +103,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   };
   // Bytes of request bodies held at once, by all routes together.
   const bodies = new BodyBudget(config.inflightBodyBytes, metrics);
+  const admission = new AccountAdmission(config.bulkPerAccount, metrics);
   const rateLimits = new IngestRateLimits(pool, config.productEventsPerMinute, config.otherEndpointsPerMinute);
   const browserLimits = new BrowserKeyLimits(pool, config.browserAddressPerMinute, config.browserKeyPerMinute);
   const { browserKeys } = parts;
@@ -141,9 +143,9 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   app.use(sdkRoutes());
   // Before every /v1 route, so that each reply carries it, errors and 404s included.
   app.use('/v1', ingestCors);
-  app.use(segmentRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, metrics, activity }));
+  app.use(segmentRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, admission, metrics, activity }));
   app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake(), pseudonyms: parts.commands.pseudonyms }));
-  app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, config, idempotency: parts.idempotency, rateLimits, bodies, metrics, activity }));
+  app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, config, idempotency: parts.idempotency, rateLimits, bodies, admission, metrics, activity }));
   app.use('/admin/v1', checkQuery);
   app.use('/admin/v1', sessionRoutes(credentials));
   // Before the account routes: operator credentials only, also for the rebuild of one account.

@@ -13,6 +13,7 @@ import type { Config } from '../config.js';
 import type { UserCommandDeps } from '../ingest/users.js';
 import { browserIdempotencyWindowHours, idempotencyWindowHours, type IdempotencyKeys } from '../ingest/idempotency.js';
 import type { Metrics } from '../metrics.js';
+import type { AccountAdmission } from './account-admission.js';
 import type { BodyBudget } from './body-budget.js';
 import type { IngestRateLimits } from './rate-limit.js';
 import { accountOf } from './auth.js';
@@ -64,11 +65,13 @@ export interface IngestRouteParts {
   idempotency: IdempotencyKeys;
   rateLimits: IngestRateLimits;
   bodies: BodyBudget;
+  /** Turns for one account's bulk requests. */
+  admission: AccountAdmission;
   metrics: Metrics;
   activity: IngestActivity;
 }
 
-export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, config, idempotency, rateLimits, bodies, metrics, activity }: IngestRouteParts): Router {
+export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, config, idempotency, rateLimits, bodies, admission, metrics, activity }: IngestRouteParts): Router {
   const router = Router({ mergeParams: true });
   // The browser limits come right after the key is known, before the account's own.
   const auth = [ingestAuth(accounts, browserKeys), browserLimits.middleware()];
@@ -112,7 +115,7 @@ export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, c
   const count = itemCounter(metrics, activity);
 
   const single = (endpoint: 'users' | SingleItemEndpoint, ingest: (ctx: IngestContext, item: Record<string, unknown>) => Promise<ItemResult>) => {
-    router.post(`/${endpoint}`, ...auth, rateLimits.middleware(endpoint), bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond, textPlain: true }), async (req, res) => {
+    router.post(`/${endpoint}`, ...auth, rateLimits.middleware(endpoint), admission.single(), bodies.reserve(singleItemBytes), ...jsonBody(singleItemBytes, { minBytesPerSecond, textPlain: true }), async (req, res) => {
       const item = singleObject(req.body);
       await serve(req, res, endpoint, async (ctx) => {
         const result = await ingest(ctx, item);
@@ -141,7 +144,7 @@ export function ingestRoutes({ commands, accounts, browserKeys, browserLimits, c
    */
   const bulk = (endpoint: BulkEndpoint, ingest: (ctx: IngestContext, items: unknown[]) => Promise<ItemResult[]>) => {
     const limit = endpoint === 'productsevents/bulk' ? [] : [rateLimits.middleware(endpoint)];
-    router.post(`/${endpoint}`, ...auth, ...limit, bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond, textPlain: true }), async (req, res) => {
+    router.post(`/${endpoint}`, ...auth, ...limit, admission.bulk(), bodies.reserve(bulkBytes), ...jsonBody(bulkBytes, { maxDepth: maxNestingDepth + 1, itemLevel: 1, minBytesPerSecond, textPlain: true }), async (req, res) => {
       const items: unknown = req.body;
       const name = bulkItemNames[endpoint];
       if (!Array.isArray(items)) throw badRequest(`body must be a JSON array of ${name}s`);

@@ -17,6 +17,7 @@ import type { UserCommandDeps } from '../ingest/users.js';
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import { accountOf } from './auth.js';
+import type { AccountAdmission } from './account-admission.js';
 import type { BodyBudget } from './body-budget.js';
 import { bulkBytes, forgetRawBody, jsonBody, singleItemBytes, type JsonBodyOptions } from './body.js';
 import type { BrowserKeyLimits } from './browser-limits.js';
@@ -51,6 +52,8 @@ export interface SegmentRouteParts {
   config: Pick<Config, 'minBodyBytesPerSecond'>;
   rateLimits: IngestRateLimits;
   bodies: BodyBudget;
+  /** Turns for one account's batches (a key in the body is known only once the body is read). */
+  admission: AccountAdmission;
   metrics: Metrics;
   activity: IngestActivity;
 }
@@ -75,7 +78,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
  * the spec's items (src/ingest/segment-messages.ts), stored by the spec's commands.
  */
 export function segmentRoutes(parts: SegmentRouteParts): Router {
-  const { commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, metrics, activity } = parts;
+  const { commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, admission, metrics, activity } = parts;
   const router = Router();
   const count = itemCounter(metrics, activity);
   const minBytesPerSecond = config.minBodyBytesPerSecond;
@@ -152,7 +155,7 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
 
   // /v1/import: where analytics-java and analytics-ruby send their batches.
   const batchPaths = ['/v1/batch', '/v1/b', '/v1/import'];
-  router.post(batchPaths, headerAuth, ...bodyOf(bulkBytes, bodyKeyBatchBytes, { maxDepth: maxNestingDepth + 2, itemLevel: 2, minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment/batch'), async (req, res) => {
+  router.post(batchPaths, headerAuth, admission.bulk(), ...bodyOf(bulkBytes, bodyKeyBatchBytes, { maxDepth: maxNestingDepth + 2, itemLevel: 2, minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment/batch'), async (req, res) => {
     const body: unknown = req.body;
     if (!isObject(body) || !Array.isArray(body.batch)) throw badRequest('body must be a JSON object whose batch is an array of messages');
     const batch: unknown[] = body.batch;
@@ -163,7 +166,7 @@ export function segmentRoutes(parts: SegmentRouteParts): Router {
   });
 
   for (const type of segmentTypes) {
-    router.post([`/v1/${type}`, `/v1/${shortPaths[type]}`], headerAuth, ...bodyOf(singleItemBytes, bodyKeyMessageBytes, { minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment'), async (req, res) => {
+    router.post([`/v1/${type}`, `/v1/${shortPaths[type]}`], headerAuth, admission.single(), ...bodyOf(singleItemBytes, bodyKeyMessageBytes, { minBytesPerSecond, textPlain: true }), bodyAuth, browserLimits.middleware(), rateLimits.middleware('segment'), async (req, res) => {
       if (!isObject(req.body)) throw badRequest('body must be a JSON object');
       const [result] = (await ingest(req, res, 'segment', [req.body], type)) as [ItemResult];
       if (result.status === 'error') throw invalidItem(result.message, result.reason);

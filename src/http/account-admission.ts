@@ -1,0 +1,129 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { AppError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { accountOf } from './auth.js';
+
+/** Requests of one account waiting for a turn; past it, 503: a client holding more connections gains nothing. */
+const maxWaitingPerAccount = 64;
+/** An account is sending while it has an ingest request in flight, and this long after its last. */
+export const sendingWindowMs = 1_000;
+
+interface Turns {
+  running: number;
+  waiting: (() => void)[];
+}
+
+/**
+ * Turns for accounts' bulk requests. The API's event loop, its cores and the store are shared by
+ * every account: one account's import on many connections filled them, and a single request of
+ * another account waited behind every bulk request in flight (docs/performance.md, Freshness per
+ * account). So while another account is sending too, at most `sharedTurns` bulk requests of an
+ * account are read, parsed, checked and stored at once; the others wait, bodies unread, in the
+ * order they came. An account sending alone is not held back: a turn limit costs a lone import
+ * 17-22% of its rate. A turn is held until the reply is sent or the client goes away. Requests
+ * whose account is known only from their body (Segment's key in the body) pass.
+ */
+export class AccountAdmission {
+  private readonly turns = new Map<string, Turns>();
+  /** Ingest requests in flight, per account. */
+  private readonly inFlight = new Map<string, number>();
+  /** When each account's last request ended, oldest first (an update moves it to the end). */
+  private readonly ended = new Map<string, number>();
+  private waiting = 0;
+
+  constructor(
+    /** ACCOUNT_BULK_CONCURRENCY; 0: no limit. */
+    private readonly sharedTurns: number,
+    private readonly metrics?: Metrics,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** Notes an ingest request of one item: it makes its account one that is sending. */
+  single(): RequestHandler {
+    return (_req: Request, res: Response, next: NextFunction) => {
+      if (res.locals.account !== undefined) this.track(accountOf(res).id, res);
+      next();
+    };
+  }
+
+  /** A bulk request: after the account is known, before the body is read. */
+  bulk(): RequestHandler {
+    return (_req: Request, res: Response, next: NextFunction) => {
+      if (this.sharedTurns <= 0 || res.locals.account === undefined) return next();
+      const accountId = accountOf(res).id;
+      const turns = this.turns.get(accountId) ?? { running: 0, waiting: [] };
+      this.turns.set(accountId, turns);
+      const mayStart = turns.waiting.length === 0 && turns.running < this.limitOf(accountId);
+      if (!mayStart && turns.waiting.length >= maxWaitingPerAccount) {
+        throw new AppError(503, `more than ${maxWaitingPerAccount} bulk requests of this account are waiting: nothing was stored, retry shortly`, 'request', 'busy', { 'Retry-After': '1' });
+      }
+      this.track(accountId, res);
+      let state: 'waiting' | 'running' | 'done' = 'waiting';
+      const start = (): void => {
+        state = 'running';
+        turns.running += 1;
+        next();
+      };
+      res.once('close', () => {
+        if (state === 'running') turns.running -= 1;
+        else if (state === 'waiting') {
+          turns.waiting.splice(turns.waiting.indexOf(start), 1);
+          this.countWaiting(-1);
+        }
+        state = 'done';
+        this.passOn(accountId, turns);
+      });
+      if (mayStart) return start();
+      turns.waiting.push(start);
+      this.countWaiting(1);
+    };
+  }
+
+  /** Bulk requests of the account that may run at once now. */
+  private limitOf(accountId: string): number {
+    return this.othersSending(accountId) ? this.sharedTurns : Infinity;
+  }
+
+  private othersSending(accountId: string): boolean {
+    this.forgetQuiet();
+    const inFlightOthers = this.inFlight.size - (this.inFlight.has(accountId) ? 1 : 0);
+    const endedOthers = this.ended.size - (this.ended.has(accountId) ? 1 : 0);
+    return inFlightOthers > 0 || endedOthers > 0;
+  }
+
+  /** Forgets when accounts quiet for longer than the window last sent. */
+  private forgetQuiet(): void {
+    const now = this.clock();
+    for (const [id, at] of this.ended) {
+      if (now - at <= sendingWindowMs) break;
+      this.ended.delete(id);
+    }
+  }
+
+  private track(accountId: string, res: Response): void {
+    this.inFlight.set(accountId, (this.inFlight.get(accountId) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (this.inFlight.get(accountId) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(accountId, left);
+      else this.inFlight.delete(accountId);
+      this.ended.delete(accountId);
+      this.ended.set(accountId, this.clock());
+      this.forgetQuiet();
+    });
+  }
+
+  private countWaiting(change: number): void {
+    this.waiting += change;
+    this.metrics?.bulkRequestsWaiting.set(this.waiting);
+  }
+
+  private passOn(accountId: string, turns: Turns): void {
+    const limit = this.limitOf(accountId);
+    while (turns.running < limit && turns.waiting.length > 0) {
+      const next = turns.waiting.shift();
+      this.countWaiting(-1);
+      next?.();
+    }
+    if (turns.running === 0 && turns.waiting.length === 0 && this.turns.get(accountId) === turns) this.turns.delete(accountId);
+  }
+}

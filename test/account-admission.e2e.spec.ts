@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import { TestApp, type Credentials } from './support/app.js';
+import { eventually, until } from './support/eventually.js';
+
+/**
+ * Turns of bulk requests per account (docs/performance.md, Freshness per account): while another
+ * account is sending, one bulk request of an account is read and stored at a time and the others
+ * wait, bodies unread; an account alone is not held back; a client that gives up waiting frees its
+ * place. A request is held open by sending half its body, so which requests run is seen from which
+ * are answered, not from timing.
+ */
+
+interface OpenRequest {
+  /** Sends the rest of the body. */
+  finish(): void;
+  /** Drops the connection. */
+  abort(): void;
+  /** The status and body once answered. */
+  answer: Promise<{ status: number; body: string }>;
+  answered: boolean;
+}
+
+describe('turns of bulk requests per account (e2e)', function () {
+  this.timeout(30_000);
+  let app: TestApp;
+  let importer: Credentials;
+  let other: Credentials;
+
+  beforeEach(async () => {
+    // No minimum body rate: a body held half-sent must not be timed out while the test looks.
+    app = await TestApp.start({ bulkPerAccount: 1, minBodyBytesPerSecond: 0 });
+    importer = await app.account('importer');
+    other = await app.account('other');
+  });
+  afterEach(async () => {
+    await app.stop();
+  });
+
+  let sent = 0;
+  /** A POST of `items` to the account's `path`, half its body sent. */
+  function open(account: Credentials, path: string, items: unknown): OpenRequest {
+    const body = Buffer.from(JSON.stringify(items));
+    const url = new URL(`${app.baseUrl}/v1/accounts/${account.licenseCode}/${path}`);
+    const req = http.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${account.accessToken}` },
+    });
+    const request: OpenRequest = {
+      finish: () => req.end(body.subarray(body.length >> 1)),
+      abort: () => req.destroy(),
+      answered: false,
+      answer: new Promise((resolve, reject) => {
+        req.on('response', (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            request.answered = true;
+            resolve({ status: res.statusCode ?? 0, body: text });
+          });
+        });
+        req.on('error', reject);
+      }),
+    };
+    req.write(body.subarray(0, body.length >> 1));
+    return request;
+  }
+
+  const users = (count: number) => Array.from({ length: count }, () => ({ userId: `u${++sent}`, email: `u${sent}@example.com`, attributes: {} }));
+  const bulk = (account: Credentials, count = 3) => open(account, 'users/bulk', users(count));
+
+  async function waiting(): Promise<number> {
+    const text = await (await fetch(`${app.baseUrl}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('tracking_http_bulk_requests_waiting '));
+    return Number(line?.split(' ')[1]);
+  }
+
+  async function expectQueued(request: OpenRequest, count: number): Promise<void> {
+    const { status, body } = await request.answer;
+    expect(status, body).to.equal(200);
+    const parsed = JSON.parse(body) as { response: { status: string }[] };
+    expect(parsed.response.map((r) => r.status)).to.deep.equal(Array(count).fill('queued'));
+  }
+
+  it('runs the bulk requests of an account sending alone side by side', async () => {
+    const [first, second, third] = [bulk(importer), bulk(importer), bulk(importer)];
+    third.finish();
+    await expectQueued(third, 3);
+    expect([first.answered, second.answered], 'the first two, their bodies half sent').to.deep.equal([false, false]);
+    expect(await waiting()).to.equal(0);
+    first.finish();
+    second.finish();
+    await Promise.all([expectQueued(first, 3), expectQueued(second, 3)]);
+  });
+
+  it("while another account sends, takes one bulk request of an account at a time; the other account's pass", async () => {
+    // The other account is sending: a request of its own in flight.
+    const single = open(other, 'users', { userId: 'someone', attributes: {} });
+    const running = bulk(importer);
+    const next = bulk(importer);
+    next.finish();
+    await until(async () => (await waiting()) === 1, 10_000, () => 'the second bulk request of the importer did not wait');
+    const othersBulk = bulk(other, 2);
+    othersBulk.finish();
+    await expectQueued(othersBulk, 2);
+    expect(next.answered, "the importer's second request, while its first runs").to.equal(false);
+    running.finish();
+    await Promise.all([expectQueued(running, 3), expectQueued(next, 3)]);
+    expect(await waiting()).to.equal(0);
+    single.finish();
+    expect((await single.answer).status).to.equal(200);
+    const { rows } = await app.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'UserUpserted'");
+    expect(rows[0]?.n, 'every user stored').to.equal(3 + 3 + 2 + 1);
+  });
+
+  it('frees the place of a request whose client went away while it waited', async () => {
+    const single = open(other, 'users', { userId: 'someone', attributes: {} });
+    const running = bulk(importer);
+    const gone = bulk(importer);
+    const last = bulk(importer);
+    last.finish();
+    await until(async () => (await waiting()) === 2, 10_000, () => 'two requests of the importer did not wait');
+    gone.abort();
+    await gone.answer.catch(() => undefined);
+    await until(async () => (await waiting()) === 1, 10_000, () => 'the request given up still waits');
+    running.finish();
+    await Promise.all([expectQueued(running, 3), expectQueued(last, 3)]);
+    await eventually(async () => (await waiting()) === 0, 10_000, () => 'a request still waits');
+    single.finish();
+    await single.answer;
+  });
+});
