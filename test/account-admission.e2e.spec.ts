@@ -70,10 +70,27 @@ describe('turns of bulk requests per account (e2e)', function () {
   const users = (count: number) => Array.from({ length: count }, () => ({ userId: `u${++sent}`, email: `u${sent}@example.com`, attributes: {} }));
   const bulk = (account: Credentials, count = 3) => open(account, 'users/bulk', users(count));
 
-  async function waiting(): Promise<number> {
+  async function gauge(name: string): Promise<number> {
     const text = await (await fetch(`${app.baseUrl}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith('tracking_http_bulk_requests_waiting '));
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
     return Number(line?.split(' ')[1]);
+  }
+  const waiting = () => gauge('tracking_http_bulk_requests_waiting');
+
+  /** Opens a request and waits until the service reads its body: it has its turn (or needs none). */
+  async function running(account: Credentials, path: string, items: unknown): Promise<OpenRequest> {
+    const before = await gauge('tracking_http_body_bytes_in_flight');
+    const request = open(account, path, items);
+    await until(async () => (await gauge('tracking_http_body_bytes_in_flight')) > before, 10_000, () => `the body of a request to ${path} was not read`);
+    return request;
+  }
+
+  /** Opens a bulk request and waits until it waits for its turn. */
+  async function queued(account: Credentials): Promise<OpenRequest> {
+    const before = await waiting();
+    const request = bulk(account);
+    await until(async () => (await waiting()) === before + 1, 10_000, () => 'the bulk request did not wait for its turn');
+    return request;
   }
 
   async function expectQueued(request: OpenRequest, count: number): Promise<void> {
@@ -96,17 +113,16 @@ describe('turns of bulk requests per account (e2e)', function () {
 
   it("while another account sends, takes one bulk request of an account at a time; the other account's pass", async () => {
     // The other account is sending: a request of its own in flight.
-    const single = open(other, 'users', { userId: 'someone', attributes: {} });
-    const running = bulk(importer);
-    const next = bulk(importer);
+    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
+    const first = await running(importer, 'users/bulk', users(3));
+    const next = await queued(importer);
     next.finish();
-    await until(async () => (await waiting()) === 1, 10_000, () => 'the second bulk request of the importer did not wait');
     const othersBulk = bulk(other, 2);
     othersBulk.finish();
     await expectQueued(othersBulk, 2);
     expect(next.answered, "the importer's second request, while its first runs").to.equal(false);
-    running.finish();
-    await Promise.all([expectQueued(running, 3), expectQueued(next, 3)]);
+    first.finish();
+    await Promise.all([expectQueued(first, 3), expectQueued(next, 3)]);
     expect(await waiting()).to.equal(0);
     single.finish();
     expect((await single.answer).status).to.equal(200);
@@ -115,17 +131,16 @@ describe('turns of bulk requests per account (e2e)', function () {
   });
 
   it('frees the place of a request whose client went away while it waited', async () => {
-    const single = open(other, 'users', { userId: 'someone', attributes: {} });
-    const running = bulk(importer);
-    const gone = bulk(importer);
-    const last = bulk(importer);
+    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
+    const first = await running(importer, 'users/bulk', users(3));
+    const gone = await queued(importer);
+    const last = await queued(importer);
     last.finish();
-    await until(async () => (await waiting()) === 2, 10_000, () => 'two requests of the importer did not wait');
     gone.abort();
     await gone.answer.catch(() => undefined);
     await until(async () => (await waiting()) === 1, 10_000, () => 'the request given up still waits');
-    running.finish();
-    await Promise.all([expectQueued(running, 3), expectQueued(last, 3)]);
+    first.finish();
+    await Promise.all([expectQueued(first, 3), expectQueued(last, 3)]);
     await eventually(async () => (await waiting()) === 0, 10_000, () => 'a request still waits');
     single.finish();
     await single.answer;

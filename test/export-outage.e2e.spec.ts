@@ -1,9 +1,20 @@
+import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { TestApp, type Credentials } from './support/app.js';
 import { asAdmin } from './support/database.js';
 import { sleep } from './support/eventually.js';
 import { exportOf, ndjsonLinesOf } from './support/export-client.js';
 import { bulkResults } from './support/replies.js';
+
+/** Bytes a loopback connection's two buffers may grow to (received and sent); 36 MiB where the kernel does not say. */
+async function socketBufferMax(): Promise<number> {
+  const largest = async (name: string, fallback: number): Promise<number> => {
+    const text = await readFile(`/proc/sys/net/ipv4/${name}`, 'utf8').catch(() => '');
+    const max = Number(text.trim().split(/\s+/)[2]);
+    return Number.isFinite(max) && max > 0 ? max : fallback;
+  };
+  return (await largest('tcp_rmem', 32 * 2 ** 20)) + (await largest('tcp_wmem', 4 * 2 ** 20));
+}
 
 describe('an export while the database goes away (e2e)', function () {
   this.timeout(180_000);
@@ -13,11 +24,12 @@ describe('an export while the database goes away (e2e)', function () {
   before(async () => {
     app = await TestApp.start({}, { erasureRunner: false });
     acme = await app.account('Acme');
-    // About 56 MB of NDJSON: more than a loopback connection holds, so the service is still reading
-    // when the database goes. The kernel grows a socket's buffers as it needs to (here up to 32 MiB
-    // received and 4 MiB sent, net.ipv4.tcp_rmem and tcp_wmem): 8 MB once fitted whole.
+    // More NDJSON than a loopback connection holds, so the service is still reading when the
+    // database goes. The kernel grows a socket's buffers as it needs to, up to the largest of
+    // net.ipv4.tcp_rmem and tcp_wmem (32 MiB and 4 MiB on some machines): 8 MB once fitted whole.
+    const textBytes = Math.ceil((1.5 * (await socketBufferMax())) / 20_000);
     for (let request = 0; request < 200; request += 1) {
-      bulkResults(await app.ingest(acme, 'events/bulk', Array.from({ length: 100 }, (_, i) => ({ userId: `u-${i}`, eventName: 'Viewed', eventData: { request, i, text: 'x'.repeat(2_500) } }))));
+      bulkResults(await app.ingest(acme, 'events/bulk', Array.from({ length: 100 }, (_, i) => ({ userId: `u-${i}`, eventName: 'Viewed', eventData: { request, i, text: 'x'.repeat(textBytes) } }))));
     }
   });
   after(() => app.stop());

@@ -39,16 +39,20 @@ describe('a worker woken by an append (int)', function () {
     accountId = rows[0]?.id ?? '';
     await send(app, account, 'users', { userId: 'first', email: 'first@example.com', attributes: {} });
     worker = new ProjectionWorker({ pool: app.pool, store: recorder.store(app.services.store), log: silent, projections, pollMs: neverPolls }).start();
-    // A poll may stop short of the event while another writer of this database is open: woken again until it is read.
+    // A poll may stop short of the event while another writer of this database is open: discovery
+    // is woken again until it has registered the account (a wake of an account it knows would
+    // mark the account and start a round of batches of its own).
     await eventually(
-      () => {
-        worker.wake([accountId]);
-        return leadOf('first');
+      async () => {
+        const { rows } = await app.pool.query('SELECT 1 FROM projection_accounts WHERE account_id = $1', [accountId]);
+        if (rows.length === 0) worker.wake([accountId]);
+        return rows.length > 0;
       },
       20_000,
       () => 'the account was not discovered',
       100,
     );
+    await eventually(() => leadOf('first'), 20_000, () => 'the first lead was not applied');
   });
 
   after(async () => {

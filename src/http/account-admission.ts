@@ -20,8 +20,9 @@ interface Turns {
  * account). So while another account is sending too, at most `sharedTurns` bulk requests of an
  * account are read, parsed, checked and stored at once; the others wait, bodies unread, in the
  * order they came. An account sending alone is not held back: a turn limit costs a lone import
- * 17-22% of its rate. A turn is held until the reply is sent or the client goes away. Requests
- * whose account is known only from their body (Segment's key in the body) pass.
+ * 17-22% of its rate. A turn is held until the reply is sent or the client goes away (a client
+ * that goes away mid-request frees it before its items are stored). Requests whose account is
+ * known only from their body (Segment's key in the body) and pages' batches pass.
  */
 export class AccountAdmission {
   private readonly turns = new Map<string, Turns>();
@@ -40,31 +41,37 @@ export class AccountAdmission {
 
   /** Notes an ingest request of one item: it makes its account one that is sending. */
   single(): RequestHandler {
-    return (_req: Request, res: Response, next: NextFunction) => {
-      if (res.locals.account !== undefined) this.track(accountOf(res).id, res);
+    return (req: Request, res: Response, next: NextFunction) => {
+      if (res.locals.account !== undefined && !gone(req, res)) this.track(accountOf(res).id, req, res);
       next();
     };
   }
 
   /** A bulk request: after the account is known, before the body is read. */
   bulk(): RequestHandler {
-    return (_req: Request, res: Response, next: NextFunction) => {
-      if (this.sharedTurns <= 0 || res.locals.account === undefined) return next();
+    return (req: Request, res: Response, next: NextFunction) => {
+      if (res.locals.account === undefined || gone(req, res)) return next();
       const accountId = accountOf(res).id;
+      // A page's batches (a browser key) are small, and many visitors share the account: they only
+      // mark it as sending, so that one visitor's slow upload never holds the others' turn.
+      if (this.sharedTurns <= 0 || res.locals.browserKeyId !== undefined) {
+        this.track(accountId, req, res);
+        return next();
+      }
       const turns = this.turns.get(accountId) ?? { running: 0, waiting: [] };
       this.turns.set(accountId, turns);
       const mayStart = turns.waiting.length === 0 && turns.running < this.limitOf(accountId);
       if (!mayStart && turns.waiting.length >= maxWaitingPerAccount) {
-        throw new AppError(503, `more than ${maxWaitingPerAccount} bulk requests of this account are waiting: nothing was stored, retry shortly`, 'request', 'busy', { 'Retry-After': '1' });
+        throw new AppError(503, `${maxWaitingPerAccount} bulk requests of this account are already waiting: nothing was stored, retry shortly`, 'request', 'busy', { 'Retry-After': '1' });
       }
-      this.track(accountId, res);
+      this.track(accountId, req, res);
       let state: 'waiting' | 'running' | 'done' = 'waiting';
       const start = (): void => {
         state = 'running';
         turns.running += 1;
         next();
       };
-      res.once('close', () => {
+      whenClosed(req, res, () => {
         if (state === 'running') turns.running -= 1;
         else if (state === 'waiting') {
           turns.waiting.splice(turns.waiting.indexOf(start), 1);
@@ -100,9 +107,9 @@ export class AccountAdmission {
     }
   }
 
-  private track(accountId: string, res: Response): void {
+  private track(accountId: string, req: Request, res: Response): void {
     this.inFlight.set(accountId, (this.inFlight.get(accountId) ?? 0) + 1);
-    res.once('close', () => {
+    whenClosed(req, res, () => {
       const left = (this.inFlight.get(accountId) ?? 1) - 1;
       if (left > 0) this.inFlight.set(accountId, left);
       else this.inFlight.delete(accountId);
@@ -126,4 +133,26 @@ export class AccountAdmission {
     }
     if (turns.running === 0 && turns.waiting.length === 0 && this.turns.get(accountId) === turns) this.turns.delete(accountId);
   }
+}
+
+/** Whether the client went away before the request got here: no 'close' is to come. */
+function gone(req: Request, res: Response): boolean {
+  return res.destroyed || req.socket.destroyed;
+}
+
+/**
+ * `done` once, when the reply is sent or the connection closes. A request queued behind another on
+ * a keep-alive connection (pipelining) gets no 'close' of its own on every Node version when the
+ * socket goes, so the socket's is heard too.
+ */
+function whenClosed(req: Request, res: Response, done: () => void): void {
+  let called = false;
+  const once = (): void => {
+    if (called) return;
+    called = true;
+    req.socket.off('close', once);
+    done();
+  };
+  res.once('close', once);
+  req.socket.once('close', once);
 }
