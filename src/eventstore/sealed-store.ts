@@ -3,15 +3,15 @@ import type { OpeningKey, PersonKeys, SealingKey } from './person-keys.js';
 import { accountsOf, asStoreUnavailable, defaultPageBytes, type AccountsScan, AppendedEvent, Backlog, BacklogQuery, EventStore, NewEvent, ReadAllResult, ReadFilter, RecordedEvent } from './port.js';
 import { isSealedBox, open, personOf, seal, sealErased, unsealedData } from './sealing.js';
 
+/** The most a page asked of the store is scaled down by what pages opened to. */
+const maxOpenedPerStoredByte = 16;
+
 /**
  * The event store as every part of the service sees it: the personal fields of each event that
  * names a person are sealed with the person's key on the way in and opened on the way out
  * (sealing.ts), whichever store keeps them. An event whose key was erased reads with those fields
  * empty and `erased` set.
  */
-/** The most a page asked of the store is scaled down by what pages opened to. */
-const maxOpenedPerStoredByte = 16;
-
 export class SealedEventStore implements EventStore {
   readonly mayRepeatEventIds?: boolean;
 

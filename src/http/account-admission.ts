@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { AppError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { accountOf } from './auth.js';
+import { busy } from './body-budget.js';
 
 /** Requests of one account waiting for a turn; past it, 503: a client holding more connections gains nothing. */
 const maxWaitingPerAccount = 64;
@@ -62,16 +62,15 @@ export class AccountAdmission {
       this.turns.set(accountId, turns);
       const mayStart = turns.waiting.length === 0 && turns.running < this.limitOf(accountId);
       if (!mayStart && turns.waiting.length >= maxWaitingPerAccount) {
-        throw new AppError(503, `${maxWaitingPerAccount} bulk requests of this account are already waiting: nothing was stored, retry shortly`, 'request', 'busy', { 'Retry-After': '1' });
+        throw busy(`${maxWaitingPerAccount} bulk requests of this account are already waiting: nothing was stored, retry shortly`);
       }
-      this.track(accountId, req, res);
       let state: 'waiting' | 'running' | 'done' = 'waiting';
       const start = (): void => {
         state = 'running';
         turns.running += 1;
         next();
       };
-      whenClosed(req, res, () => {
+      this.track(accountId, req, res, () => {
         if (state === 'running') turns.running -= 1;
         else if (state === 'waiting') {
           turns.waiting.splice(turns.waiting.indexOf(start), 1);
@@ -107,7 +106,8 @@ export class AccountAdmission {
     }
   }
 
-  private track(accountId: string, req: Request, res: Response): void {
+  /** Counts the request as its account's until it closes; then `closed`, if any. */
+  private track(accountId: string, req: Request, res: Response, closed?: () => void): void {
     this.inFlight.set(accountId, (this.inFlight.get(accountId) ?? 0) + 1);
     whenClosed(req, res, () => {
       const left = (this.inFlight.get(accountId) ?? 1) - 1;
@@ -116,6 +116,7 @@ export class AccountAdmission {
       this.ended.delete(accountId);
       this.ended.set(accountId, this.clock());
       this.forgetQuiet();
+      closed?.();
     });
   }
 

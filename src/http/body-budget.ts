@@ -25,8 +25,9 @@ const sharedPart = 3 / 4;
 
 export const busyMessage = 'the service is holding as much request data as it may: nothing was stored, retry shortly';
 
-export function busy(): AppError {
-  return new AppError(503, busyMessage, 'request', 'busy', { 'Retry-After': '1' });
+/** 503 with Retry-After: nothing was stored, and the same request may come back in a second. */
+export function busy(message = busyMessage): AppError {
+  return new AppError(503, message, 'request', 'busy', { 'Retry-After': '1' });
 }
 
 /** What one request holds of the budget; it grows as its body arrives and once it is parsed. */
