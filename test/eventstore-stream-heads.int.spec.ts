@@ -5,6 +5,23 @@ import { freshDatabase, type TestDatabase } from './support/database.js';
 import { opaqueEvent as event } from './support/opaque-events.js';
 
 
+/** The append statements sent on `pool`'s connections, and the connections it opened. */
+function countAppends(pool: Pool): { statements: number; connections: number } {
+  const counts = { statements: 0, connections: 0 };
+  pool.on('connect', (client) => {
+    counts.connections += 1;
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    Object.assign(client, {
+      query: (...args: unknown[]) => {
+        const text = (args[0] as { text?: unknown }).text;
+        if (typeof text === 'string' && text.includes('append_events')) counts.statements += 1;
+        return query(...args);
+      },
+    });
+  });
+  return counts;
+}
+
 describe('Postgres event store: remembered stream heads (int)', () => {
   let database: TestDatabase;
   let pools: Pool[];
@@ -71,16 +88,8 @@ describe('Postgres event store: remembered stream heads (int)', () => {
     const pool = createPool(database.url);
     pools.push(pool);
     // Every append statement sent, and every batch committed: a statement more is a batch written again.
-    let statements = 0;
+    const sent = countAppends(pool);
     let committed = 0;
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    Object.assign(pool, {
-      query: (...args: unknown[]) => {
-        const text = (args[0] as { text?: unknown }).text;
-        if (typeof text === 'string' && text.includes('append_events')) statements += 1;
-        return query(...args);
-      },
-    });
     const store = new PostgresEventStore(pool, { maxConcurrentFlushes: 4, onBatch: () => (committed += 1) });
     stores.push(store);
     // The first appends look the head up; those after pass the head the process remembers.
@@ -89,6 +98,26 @@ describe('Postgres event store: remembered stream heads (int)', () => {
       expect(appended.map((events) => events[0]?.streamPosition)).to.deep.equal(Array.from({ length: 20 }, (_, i) => wave * 20 + i));
     }
     expect((await store.readStream('hot')).map((e) => e.streamPosition)).to.deep.equal([...Array(60).keys()]);
-    expect(statements).to.equal(committed);
+    expect(sent.statements).to.equal(committed);
+  });
+
+  it('another writer passing a head costs one batch written again, not a connection, and heads go unused for a while', async () => {
+    const pool = createPool(database.url);
+    pools.push(pool);
+    const sent = countAppends(pool);
+    let committed = 0;
+    const one = new PostgresEventStore(pool, { onBatch: () => (committed += 1) });
+    stores.push(one);
+    const other = stores[1] as PostgresEventStore;
+    await one.append([event('c-1')]);
+    await other.append([event('c-1')]);
+    // One's remembered head (0) is behind: its batch collides once and is written again on the same connection.
+    expect((await one.append([event('c-1')]))[0]?.streamPosition).to.equal(2);
+    expect(sent).to.deep.equal({ statements: committed + 1, connections: 1 });
+    // The other writer is still at it: One looks heads up instead of colliding again.
+    await other.append([event('c-1')]);
+    expect((await one.append([event('c-1'), event('c-2')])).map((e) => e.streamPosition)).to.deep.equal([4, 0]);
+    expect(sent).to.deep.equal({ statements: committed + 1, connections: 1 });
+    expect((await one.readStream('c-1')).map((e) => e.streamPosition)).to.deep.equal([0, 1, 2, 3, 4]);
   });
 });

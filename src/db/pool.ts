@@ -41,6 +41,26 @@ export function createPool(address: ServerAddress, max = 20, queryTimeoutMs = 10
   return pool;
 }
 
+/**
+ * `pool.query`, but a statement the server refused leaves its connection in the pool. pg.Pool's
+ * own query closes the connection on any error; for the errors an append expects (a position or an
+ * id already stored, a deadlock) that meant a new connection, a fork of the server, per refusal:
+ * two processes appending to the same streams spent more on connecting than on appending
+ * (docs/performance.md, Several API processes on one port). An error that did not come from the
+ * server (a lost connection, the client's own timeout) still closes it.
+ */
+export async function queryKeepingConnection<R extends pg.QueryResultRow>(pool: Pool, query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+  const client = await pool.connect();
+  try {
+    const result = await client.query<R>(query);
+    client.release();
+    return result;
+  } catch (error) {
+    client.release(error instanceof pg.DatabaseError ? undefined : error instanceof Error ? error : true);
+    throw error;
+  }
+}
+
 /** Connection string of another database on the same server. */
 export function withDatabase(connectionString: string, database: string): string;
 export function withDatabase(address: ServerAddress, database: string): ServerAddress;

@@ -1,4 +1,4 @@
-import { quickPing, type Pool } from '../db/pool.js';
+import { queryKeepingConnection, quickPing, type Pool } from '../db/pool.js';
 import { isUnavailableError } from '../db/errors.js';
 import { inTransaction } from '../db/transaction.js';
 import { fromStored } from './events.js';
@@ -94,12 +94,22 @@ interface AppendUnit {
 /** A group-commit batch of many large events would hold them all in one transaction and one string. */
 const defaultMaxBatchBytes = 8 * 1024 * 1024;
 
+/**
+ * How long remembered heads go unused after another writer passed one. Another API process on the
+ * same database writing the same streams passes them all the time, and each collision writes its
+ * batch twice: two processes sharing 1,000 users collided on nearly every batch. A lookup costs
+ * far less than a batch written again (docs/performance.md, Several API processes on one port).
+ */
+const headsDistrustMs = 10_000;
+
 /** About 10 MB of stream names: the streams a busy ingest writes again within minutes. */
 const defaultStreamHeadsKept = 65_536;
 
 export class PostgresEventStore implements EventStore {
   private readonly committer: GroupCommitter<AppendUnit, AppendedEvent[]>;
   private readonly heads: StreamHeads | null;
+  /** Until when remembered heads go unused: another writer passed one (see headsDistrustMs). */
+  private headsDistrustedUntil = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -156,7 +166,7 @@ export class PostgresEventStore implements EventStore {
    */
   private async writeWithRetry(units: AppendUnit[]): Promise<AppendedEvent[][]> {
     let dedupe = false;
-    let useHeads = this.heads !== null;
+    let useHeads = this.heads !== null && performance.now() >= this.headsDistrustedUntil;
     for (let attempt = 0; ; attempt += 1) {
       try {
         return await this.write(units, dedupe, useHeads);
@@ -164,6 +174,7 @@ export class PostgresEventStore implements EventStore {
         if (isStaleHead(error) && useHeads) {
           // Once only: the batch is appended again with every head looked up (under the locks).
           this.heads?.forget(units.flatMap((unit) => unit.events.map((event) => event.stream)));
+          this.headsDistrustedUntil = performance.now() + headsDistrustMs;
           useHeads = false;
           continue;
         }
@@ -179,7 +190,7 @@ export class PostgresEventStore implements EventStore {
     const events = units.flatMap((unit) => unit.events);
     const heads = this.heads;
     const knownHeads = heads && useHeads && !dedupe ? events.map((event) => heads.get(event.stream)) : undefined;
-    const { rows } = await this.pool.query<AppendRow>(sql.appendEvents(events, dedupe, units.flatMap((unit) => unit.datas), knownHeads));
+    const { rows } = await queryKeepingConnection<AppendRow>(this.pool, sql.appendEvents(events, dedupe, units.flatMap((unit) => unit.datas), knownHeads));
     this.options.onBatch?.(events.length, accountsOf(events));
     if (heads) {
       for (const row of rows) if (!row.out_duplicate) heads.record(row.out_stream_name, row.out_stream_position);
