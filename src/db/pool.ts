@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isUnavailableError } from './errors.js';
 
 export type Pool = pg.Pool;
 
@@ -46,18 +47,27 @@ export function createPool(address: ServerAddress, max = 20, queryTimeoutMs = 10
  * own query closes the connection on any error; for the errors an append expects (a position or an
  * id already stored, a deadlock) that meant a new connection, a fork of the server, per refusal:
  * two processes appending to the same streams spent more on connecting than on appending
- * (docs/performance.md, Several API processes on one port). An error that did not come from the
- * server (a lost connection, the client's own timeout) still closes it.
+ * (docs/performance.md, Several API processes writing the same people). An error that did not
+ * come from the server (a lost connection, the client's own timeout), or that says the server is
+ * going away or is no longer the one to write to (isUnavailableError: a FATAL shutdown, a standby
+ * after a failover), still closes it: the connection the server is ending must not go to the next
+ * caller before pg has seen its end.
  */
 export async function queryKeepingConnection<R extends pg.QueryResultRow>(pool: Pool, query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
   const client = await pool.connect();
+  // As pool.query does: a socket error while the statement runs is the statement's, not the process's.
+  const ignore = (): void => undefined;
+  client.on('error', ignore);
   try {
     const result = await client.query<R>(query);
     client.release();
     return result;
   } catch (error) {
-    client.release(error instanceof pg.DatabaseError ? undefined : error instanceof Error ? error : true);
+    const refused = error instanceof pg.DatabaseError && !isUnavailableError(error);
+    client.release(refused ? undefined : error instanceof Error ? error : true);
     throw error;
+  } finally {
+    client.removeListener('error', ignore);
   }
 }
 

@@ -98,7 +98,7 @@ const defaultMaxBatchBytes = 8 * 1024 * 1024;
  * How long remembered heads go unused after another writer passed one. Another API process on the
  * same database writing the same streams passes them all the time, and each collision writes its
  * batch twice: two processes sharing 1,000 users collided on nearly every batch. A lookup costs
- * far less than a batch written again (docs/performance.md, Several API processes on one port).
+ * far less than a batch written again (docs/performance.md, Several API processes writing the same people).
  */
 const headsDistrustMs = 10_000;
 
