@@ -195,7 +195,20 @@ describe('projection workers sharing the parts (e2e)', function () {
     const { rows } = await app.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM test_cursor_moves');
     console.log(`      takeover after SIGKILL: ${Math.round(takeoverMs)} ms; moves so far ${rows[0]?.n}`);
 
-    await app.projected(60_000);
+    try {
+      await app.projected(60_000);
+    } catch (error) {
+      // What stood still, for the failure message: who holds what, the sessions, and what the workers logged.
+      const survivors = workers.slice(1).map((w) => `${w.name}: ${w.output()}`).join('\n');
+      // Any transaction of the server that writes (of any database) can hold back the catch-up horizon.
+      const { rows: writers } = await app.pool.query<Record<string, unknown>>(
+        `SELECT pid, datname, application_name AS app, state, wait_event_type AS wait, backend_xid::text AS xid,
+                round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 1)::float AS xact_s, left(query, 80) AS query
+         FROM pg_stat_activity WHERE backend_xid IS NOT NULL ORDER BY xact_start`,
+      );
+      const writing = writers.map((row) => JSON.stringify(row)).join('\n');
+      throw new Error(`${String(error)}\n${describeHoldings(await status(app))}\n${await sessionsReport(app)}\nwriters:\n${writing}\n${survivors}`);
+    }
     await expectAppliedOnceByOwners(app, 'after the kill');
   });
   it('a worker SIGSTOPped inside a batch past its lease: the others take its parts, the server ends its transaction, and once continued it commits nothing under the old claims', async () => {
