@@ -56,6 +56,21 @@ async function startSharing(app: TestApp, count: number): Promise<WorkerProcess[
 }
 
 /**
+ * Why projections stood still: who holds which part, the database's sessions, every transaction of
+ * the server holding a transaction id (of any database: any may hold back the catch-up horizon),
+ * and what the given workers logged.
+ */
+async function stallReport(app: TestApp, workers: readonly WorkerProcess[]): Promise<string> {
+  const { rows: writers } = await app.pool.query<Record<string, unknown>>(
+    `SELECT pid, datname, application_name AS app, state, wait_event_type AS wait, backend_xid::text AS xid,
+            round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 1)::float AS xact_s, left(query, 80) AS query
+     FROM pg_stat_activity WHERE backend_xid IS NOT NULL ORDER BY xact_start`,
+  );
+  const logs = workers.map((w) => `${w.name}: ${w.output()}`).join('\n');
+  return `${describeHoldings(await status(app))}\nsessions:\n${await sessionsReport(app)}\nwriters:\n${writers.map((row) => JSON.stringify(row)).join('\n')}\n${logs}`;
+}
+
+/**
  * The paused worker, going on, holds parts again and commits batches under them: once it holds a
  * share, items are posted to every account (the backlog may all have been applied by the others
  * meanwhile), and some of them are its to apply.
@@ -199,15 +214,7 @@ describe('projection workers sharing the parts (e2e)', function () {
       await app.projected(60_000);
     } catch (error) {
       // What stood still, for the failure message: who holds what, the sessions, and what the workers logged.
-      const survivors = workers.slice(1).map((w) => `${w.name}: ${w.output()}`).join('\n');
-      // Any transaction of the server that writes (of any database) can hold back the catch-up horizon.
-      const { rows: writers } = await app.pool.query<Record<string, unknown>>(
-        `SELECT pid, datname, application_name AS app, state, wait_event_type AS wait, backend_xid::text AS xid,
-                round(extract(epoch FROM clock_timestamp() - xact_start)::numeric, 1)::float AS xact_s, left(query, 80) AS query
-         FROM pg_stat_activity WHERE backend_xid IS NOT NULL ORDER BY xact_start`,
-      );
-      const writing = writers.map((row) => JSON.stringify(row)).join('\n');
-      throw new Error(`${String(error)}\n${describeHoldings(await status(app))}\n${await sessionsReport(app)}\nwriters:\n${writing}\n${survivors}`);
+      throw new Error(`${String(error)}\n${await stallReport(app, workers.slice(1)).catch((failed: unknown) => `(no report: ${String(failed)})`)}`);
     }
     await expectAppliedOnceByOwners(app, 'after the kill');
   });

@@ -34,9 +34,7 @@ export function createPool(address: ServerAddress, max = 20, queryTimeoutMs = 10
     connectionTimeoutMillis: 5_000,
     statement_timeout: queryTimeoutMs,
     query_timeout: queryTimeoutMs + 1_000,
-    // Before the connection is handed out. A server on a platform without the check refuses the
-    // setting: the session goes on without it.
-    onConnect: (client: pg.ClientBase) => client.query(checkClientWhileRunning).then(ignore, ignore),
+    onConnect: checkClientWhileRunning,
   });
   // A client losing its connection must not crash the process, whether idle in the pool or held
   // (a projection worker keeps one for as long as it runs): its next query reports the loss.
@@ -47,13 +45,23 @@ export function createPool(address: ServerAddress, max = 20, queryTimeoutMs = 10
 
 /**
  * A statement waiting on a lock does not read from its client, so the server would not see that the
- * client died (a process killed) until the lock freed: meanwhile its transaction keeps its locks and
- * its transaction id, which holds back the catch-up of every account (docs/projections.md). Checked
- * every second while a statement runs, the session ends within a second of the client.
+ * client died (a process killed) until the lock freed or the statement timed out (10 s for the API,
+ * 60 s for a worker, never for the erasure runner's long statements): meanwhile its transaction
+ * keeps its locks and its transaction id, which holds back the catch-up of every account
+ * (docs/projections.md). Checked every second while a statement runs, the session ends within a
+ * second of the client. Run before the connection is handed out. A server without the check
+ * (PostgreSQL 13 and older, 14 outside Linux, Windows) refuses the setting: the session goes on
+ * without it. Anything else (the connection lost, no answer in time) fails the connection.
  */
-const checkClientWhileRunning = 'SET client_connection_check_interval = 1000';
-
-const ignore = (): void => undefined;
+async function checkClientWhileRunning(client: pg.ClientBase): Promise<void> {
+  // pg reads a query's own query_timeout; its types do not list it.
+  const setting: pg.QueryConfig & { query_timeout: number } = { text: 'SET client_connection_check_interval = 1000', query_timeout: 2_000 };
+  try {
+    await client.query(setting);
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError)) throw error;
+  }
+}
 
 /**
  * `pool.query`, but a statement the server refused leaves its connection in the pool. pg.Pool's

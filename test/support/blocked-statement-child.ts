@@ -5,7 +5,8 @@ import { createPool } from '../../src/db/pool.js';
  * the service's pool to DATABASE_URL, prints its server process id, then runs an UPDATE of row 1
  * of `held`, which another session keeps locked, and is killed while it waits.
  */
-const pool = createPool(process.env.DATABASE_URL ?? '', 1);
+// No statement timeout within the test's reach: only the server noticing the dead client ends the wait.
+const pool = createPool(process.env.DATABASE_URL ?? '', 1, 120_000);
 const client = await pool.connect();
 const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
 process.stdout.write(`${rows[0]?.pid}\n`);
