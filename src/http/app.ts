@@ -142,7 +142,7 @@ export function createApp(parts: AppParts, options: AppOptions = {}): Express {
   app.use('/v1', ingestCors);
   // The ingest routes first, then Segment's: every router before a request's route is entered and
   // walked (one mounted at '/' by every request), which cost a single ingest request about a tenth
-  // of its CPU when five of them came first (docs/performance.md, Route order).
+  // of its CPU when five of them came first (docs/performance.md, Route order and the young generation).
   app.use('/v1/accounts/:license', ingestRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, config, idempotency: parts.idempotency, rateLimits, bodies, admission, metrics, activity }));
   app.use(segmentRoutes({ commands: parts.commands, accounts, browserKeys, browserLimits, addressPolicies, config, rateLimits, bodies, admission, metrics, activity }));
   app.use('/v1/accounts/:license', erasureRoutes({ credentials, pool, validator: parts.commands.validator, requested: () => parts.erasures.wake(), pseudonyms: parts.commands.pseudonyms }));
