@@ -17,7 +17,7 @@ interface OpenRequest {
   /** Drops the connection. */
   abort(): void;
   /** The status and body once answered. */
-  answer: Promise<{ status: number; body: string }>;
+  answer: Promise<{ status: number; body: string; retryAfter: string | undefined }>;
   answered: boolean;
 }
 
@@ -40,11 +40,15 @@ describe('turns of bulk requests per account (e2e)', function () {
   let sent = 0;
   /** A POST of `items` to the account's `path`, half its body sent. */
   function open(account: Credentials, path: string, items: unknown): OpenRequest {
+    return openAt(`/v1/accounts/${account.licenseCode}/${path}`, `Bearer ${account.accessToken}`, items);
+  }
+
+  /** A POST of `items` to `path` with `authorization`, half its body sent. */
+  function openAt(path: string, authorization: string, items: unknown): OpenRequest {
     const body = Buffer.from(JSON.stringify(items));
-    const url = new URL(`${app.baseUrl}/v1/accounts/${account.licenseCode}/${path}`);
-    const req = http.request(url, {
+    const req = http.request(new URL(`${app.baseUrl}${path}`), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization: `Bearer ${account.accessToken}` },
+      headers: { 'content-type': 'application/json', 'content-length': String(body.length), authorization },
     });
     const request: OpenRequest = {
       finish: () => req.end(body.subarray(body.length >> 1)),
@@ -57,7 +61,7 @@ describe('turns of bulk requests per account (e2e)', function () {
           res.on('data', (chunk: string) => (text += chunk));
           res.on('end', () => {
             request.answered = true;
-            resolve({ status: res.statusCode ?? 0, body: text });
+            resolve({ status: res.statusCode ?? 0, body: text, retryAfter: res.headers['retry-after'] });
           });
         });
         req.on('error', reject);
@@ -85,10 +89,10 @@ describe('turns of bulk requests per account (e2e)', function () {
     return request;
   }
 
-  /** Opens a bulk request and waits until it waits for its turn. */
-  async function queued(account: Credentials): Promise<OpenRequest> {
+  /** Opens a bulk request (`open`: another than users/bulk) and waits until it waits for its turn. */
+  async function queued(account: Credentials, open = () => bulk(account)): Promise<OpenRequest> {
     const before = await waiting();
-    const request = bulk(account);
+    const request = open();
     await until(async () => (await waiting()) === before + 1, 10_000, () => 'the bulk request did not wait for its turn');
     return request;
   }
@@ -142,6 +146,52 @@ describe('turns of bulk requests per account (e2e)', function () {
     first.finish();
     await Promise.all([expectQueued(first, 3), expectQueued(last, 3)]);
     await eventually(async () => (await waiting()) === 0, 10_000, () => 'a request still waits');
+    single.finish();
+    await single.answer;
+  });
+
+  it('refuses with 503 and Retry-After a bulk request past 64 waiting of its account, storing none of it', async () => {
+    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
+    const first = await running(importer, 'users/bulk', users(3));
+    const waitingRequests: OpenRequest[] = [];
+    for (let i = 0; i < 64; i += 1) waitingRequests.push(await queued(importer));
+    const refusedUser = `refused-${sent}`;
+    const refused = open(importer, 'users/bulk', [{ userId: refusedUser, attributes: {} }]);
+    refused.finish();
+    const { status, body, retryAfter } = await refused.answer;
+    expect(status, body).to.equal(503);
+    expect(retryAfter).to.equal('1');
+    expect(JSON.parse(body)).to.deep.equal({ error: '64 bulk requests of this account are already waiting: nothing was stored, retry shortly', code: 503 });
+    expect(await waiting(), 'the refused request takes no place').to.equal(64);
+    // The other account is not held by the importer's queue.
+    const othersBulk = bulk(other, 1);
+    othersBulk.finish();
+    await expectQueued(othersBulk, 1);
+    first.finish();
+    for (const request of waitingRequests) request.finish();
+    await Promise.all([expectQueued(first, 3), ...waitingRequests.map((request) => expectQueued(request, 3))]);
+    single.finish();
+    await single.answer;
+    const { rows } = await app.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'UserUpserted'");
+    expect(rows[0]?.n, 'every user but the refused one stored').to.equal(1 + 3 + 64 * 3 + 1);
+  });
+
+  it('holds a Segment batch of an account to its turn while another account sends', async () => {
+    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
+    const first = await running(importer, 'users/bulk', users(3));
+    const basic = `Basic ${Buffer.from(`${importer.accessToken}:`).toString('base64')}`;
+    const identify = (userId: string) => ({ type: 'identify', userId, messageId: `m-${userId}`, traits: { email: `${userId}@example.com` } });
+    const batch = await queued(importer, () => openAt('/v1/batch', basic, { batch: [identify('seg-1'), identify('seg-2')] }));
+    batch.finish();
+    const othersBulk = bulk(other, 1);
+    othersBulk.finish();
+    await expectQueued(othersBulk, 1);
+    expect(batch.answered, "the importer's batch, while its bulk request runs").to.equal(false);
+    first.finish();
+    await expectQueued(first, 3);
+    const { status, body } = await batch.answer;
+    expect(status, body).to.equal(200);
+    expect(await waiting()).to.equal(0);
     single.finish();
     await single.answer;
   });
