@@ -97,6 +97,25 @@ describe('turns of bulk requests per account (e2e)', function () {
     return request;
   }
 
+  /** The other account sending (a single request of its own in flight), and the importer's first bulk request running. */
+  async function importerBesideOther(): Promise<{ single: OpenRequest; first: OpenRequest }> {
+    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
+    const first = await running(importer, 'users/bulk', users(3));
+    return { single, first };
+  }
+
+  /** A bulk request of `count` users of the other account, answered while the importer's requests wait or run. */
+  async function othersBulkPasses(count: number): Promise<void> {
+    const othersBulk = bulk(other, count);
+    othersBulk.finish();
+    await expectQueued(othersBulk, count);
+  }
+
+  async function storedUsers(): Promise<number | undefined> {
+    const { rows } = await app.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'UserUpserted'");
+    return rows[0]?.n;
+  }
+
   async function expectQueued(request: OpenRequest, count: number): Promise<void> {
     const { status, body } = await request.answer;
     expect(status, body).to.equal(200);
@@ -117,26 +136,21 @@ describe('turns of bulk requests per account (e2e)', function () {
 
   it("while another account sends, takes one bulk request of an account at a time; the other account's pass", async () => {
     // The other account is sending: a request of its own in flight.
-    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
-    const first = await running(importer, 'users/bulk', users(3));
+    const { single, first } = await importerBesideOther();
     const next = await queued(importer);
     next.finish();
-    const othersBulk = bulk(other, 2);
-    othersBulk.finish();
-    await expectQueued(othersBulk, 2);
+    await othersBulkPasses(2);
     expect(next.answered, "the importer's second request, while its first runs").to.equal(false);
     first.finish();
     await Promise.all([expectQueued(first, 3), expectQueued(next, 3)]);
     expect(await waiting()).to.equal(0);
     single.finish();
     expect((await single.answer).status).to.equal(200);
-    const { rows } = await app.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'UserUpserted'");
-    expect(rows[0]?.n, 'every user stored').to.equal(3 + 3 + 2 + 1);
+    expect(await storedUsers(), 'every user stored').to.equal(3 + 3 + 2 + 1);
   });
 
   it('frees the place of a request whose client went away while it waited', async () => {
-    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
-    const first = await running(importer, 'users/bulk', users(3));
+    const { single, first } = await importerBesideOther();
     const gone = await queued(importer);
     const last = await queued(importer);
     last.finish();
@@ -151,8 +165,7 @@ describe('turns of bulk requests per account (e2e)', function () {
   });
 
   it('refuses with 503 and Retry-After a bulk request past 64 waiting of its account, storing none of it', async () => {
-    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
-    const first = await running(importer, 'users/bulk', users(3));
+    const { single, first } = await importerBesideOther();
     const waitingRequests: OpenRequest[] = [];
     for (let i = 0; i < 64; i += 1) waitingRequests.push(await queued(importer));
     const refused = open(importer, 'users/bulk', [{ userId: 'refused', attributes: {} }]);
@@ -163,28 +176,22 @@ describe('turns of bulk requests per account (e2e)', function () {
     expect(JSON.parse(body)).to.deep.equal({ error: '64 bulk requests of this account are already waiting: nothing was stored, retry shortly', code: 503 });
     expect(await waiting(), 'the refused request takes no place').to.equal(64);
     // The other account is not held by the importer's queue.
-    const othersBulk = bulk(other, 1);
-    othersBulk.finish();
-    await expectQueued(othersBulk, 1);
+    await othersBulkPasses(1);
     first.finish();
     for (const request of waitingRequests) request.finish();
     await Promise.all([expectQueued(first, 3), ...waitingRequests.map((request) => expectQueued(request, 3))]);
     single.finish();
     await single.answer;
-    const { rows } = await app.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_type = 'UserUpserted'");
-    expect(rows[0]?.n, 'every user but the refused one stored').to.equal(1 + 3 + 64 * 3 + 1);
+    expect(await storedUsers(), 'every user but the refused one stored').to.equal(1 + 3 + 64 * 3 + 1);
   });
 
   it('holds a Segment batch of an account to its turn while another account sends', async () => {
-    const single = await running(other, 'users', { userId: 'someone', attributes: {} });
-    const first = await running(importer, 'users/bulk', users(3));
+    const { single, first } = await importerBesideOther();
     const basic = `Basic ${Buffer.from(`${importer.accessToken}:`).toString('base64')}`;
     const identify = (userId: string) => ({ type: 'identify', userId, messageId: `m-${userId}`, traits: { email: `${userId}@example.com` } });
     const batch = await queued(importer, () => openAt('/v1/batch', basic, { batch: [identify('seg-1'), identify('seg-2')] }));
     batch.finish();
-    const othersBulk = bulk(other, 1);
-    othersBulk.finish();
-    await expectQueued(othersBulk, 1);
+    await othersBulkPasses(1);
     expect(batch.answered, "the importer's batch, while its bulk request runs").to.equal(false);
     first.finish();
     await expectQueued(first, 3);
