@@ -47,10 +47,11 @@ export function createPool(address: ServerAddress, max = 20, queryTimeoutMs = 10
  * A statement waiting on a lock does not read from its client, so the server would not see that the
  * client died (a process killed) until the lock freed or the statement timed out: meanwhile its
  * transaction keeps its locks and its transaction id, which holds back the catch-up of every
- * account (docs/projections.md, The fence). Checked every second while a statement runs, the session ends within a
- * second of the client. Run before the connection is handed out. A server without the check
- * (PostgreSQL 13 and older, 14 outside Linux, Windows) refuses the setting: the session goes on
- * without it. Anything else (the connection lost, no answer in time) fails the connection.
+ * account (docs/projections.md, The fence). Checked every second while a statement runs, the
+ * session ends within a second of the client. Run before the connection is handed out. A server
+ * without the check (PostgreSQL 13 and older, 14 outside Linux, Windows) refuses the setting: the
+ * session goes on without it. Anything else (the connection lost, no answer in time) fails the
+ * connection.
  */
 async function checkClientWhileRunning(client: pg.ClientBase): Promise<void> {
   // pg reads a query's own query_timeout; its types do not list it.
