@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import pg from 'pg';
+import { createPool, type Pool } from '../src/db/pool.js';
 import { accountsBehind, appliedByProjection, caughtUp, forgetProjected } from '../bench/progress.js';
 import { servedApp, TestApp, type Credentials } from './support/app.js';
 
@@ -12,11 +12,12 @@ import { servedApp, TestApp, type Credentials } from './support/app.js';
 describe('bench: progress of the projections', function () {
   let app: TestApp;
   let account: Credentials;
-  let db: pg.Pool;
+  let db: Pool;
   servedApp((started) => ({ app, account } = started));
   // Ended in the test: the app's own afterEach drops the database.
   beforeEach(() => {
-    db = new pg.Pool({ connectionString: app.database.url, max: 2 });
+    // The service's pool: a session the drop ends while its client is still closing raises nothing.
+    db = createPool(app.database.url, 2);
   });
 
   /** A projection worker beside the app, as another process would run it, until its read models are up to date. */
